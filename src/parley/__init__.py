@@ -1,0 +1,10 @@
+"""parley: the Agent2Agent (A2A) protocol for Python.
+
+Layers, bottom to top: ``parley.types`` (wire model) -> ``parley.protocol`` (pure
+protocol knowledge) -> ``parley.stores`` / ``parley.server`` / ``parley.client`` ->
+``parley.cli``. Each layer imports only the layers below it.
+"""
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__"]
