@@ -1,0 +1,65 @@
+"""The params object of each A2A method (spec 7).
+
+``TaskPushNotificationConfig`` (in ``_push``) is the params of
+``tasks/pushNotificationConfig/set``. Range checks such as a negative ``historyLength``
+are the request handler's, so every binding reports them the same way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from parley.types._base import A2AModel
+from parley.types._messages import Message
+from parley.types._push import PushNotificationConfig
+
+
+class MessageSendConfiguration(A2AModel):
+    accepted_output_modes: list[str] | None = None
+    """Output MIME types the client accepts."""
+    blocking: bool | None = None
+    """True: ``message/send`` returns only once the task is terminal or interrupted."""
+    history_length: int | None = None
+    """How many of the most recent history messages to return with the task."""
+    push_notification_config: PushNotificationConfig | None = None
+
+
+class MessageSendParams(A2AModel):
+    message: Message
+    configuration: MessageSendConfiguration | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class TaskIdParams(A2AModel):
+    id: str
+    """The task's id."""
+    metadata: dict[str, Any] | None = None
+
+
+class TaskQueryParams(A2AModel):
+    id: str
+    """The task's id."""
+    history_length: int | None = None
+    """How many of the most recent history messages to return."""
+    metadata: dict[str, Any] | None = None
+
+
+class GetTaskPushNotificationConfigParams(A2AModel):
+    id: str
+    """The task's id."""
+    push_notification_config_id: str | None = None
+    """Which of the task's configs; the schema also accepts plain ``TaskIdParams`` here."""
+    metadata: dict[str, Any] | None = None
+
+
+class ListTaskPushNotificationConfigParams(A2AModel):
+    id: str
+    """The task's id."""
+    metadata: dict[str, Any] | None = None
+
+
+class DeleteTaskPushNotificationConfigParams(A2AModel):
+    id: str
+    """The task's id."""
+    push_notification_config_id: str
+    metadata: dict[str, Any] | None = None
