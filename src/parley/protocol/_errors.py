@@ -1,0 +1,197 @@
+"""The one error tree of parley.
+
+Every A2A error is a class carrying its JSON-RPC code, its HTTP status and its gRPC
+status name as class attributes; bindings and transports read them from here and keep
+no mapping of their own.
+
+    A2AError
+     +-- JSONParseError                              -32700  400  INVALID_ARGUMENT
+     +-- InvalidRequestError                         -32600  400  INVALID_ARGUMENT
+     +-- MethodNotFoundError                         -32601  404  UNIMPLEMENTED
+     +-- InvalidParamsError                          -32602  400  INVALID_ARGUMENT
+     +-- InternalError                               -32603  500  INTERNAL
+     +-- TaskNotFoundError                           -32001  404  NOT_FOUND
+     +-- TaskNotCancelableError                      -32002  409  FAILED_PRECONDITION
+     +-- PushNotificationNotSupportedError           -32003  400  UNIMPLEMENTED
+     +-- UnsupportedOperationError                   -32004  400  UNIMPLEMENTED
+     +-- ContentTypeNotSupportedError                -32005  415  INVALID_ARGUMENT
+     +-- InvalidAgentResponseError                   -32006  502  INTERNAL
+     +-- AuthenticatedExtendedCardNotConfiguredError -32007  404  FAILED_PRECONDITION
+     +-- UnauthenticatedError                        -31401  401  UNAUTHENTICATED
+     +-- PermissionDeniedError                       -31403  403  PERMISSION_DENIED
+
+The last two are not in the spec's table: spec 4.4 answers missing or refused
+credentials with HTTP 401/403 at the transport; parley gives them codes in the
+implementation-defined range so that a JSON-RPC body and a gRPC status can carry them
+too, and a client rebuilds the same class from any binding.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from parley.types import JSONRPCError
+
+
+class A2AError(Exception):
+    """Base of every error parley raises or receives over the protocol.
+
+    ``message`` is safe to show to the caller; ``data`` is optional structured detail.
+    """
+
+    code: ClassVar[int] = -32603
+    http_status: ClassVar[int] = 500
+    grpc_status: ClassVar[str] = "INTERNAL"
+    default_message: ClassVar[str] = "Internal error"
+
+    def __init__(self, message: str | None = None, *, data: Any = None) -> None:
+        self.message = message or self.default_message
+        self.data = data
+        super().__init__(self.message)
+
+    def to_jsonrpc(self) -> JSONRPCError:
+        """This error as the JSON-RPC ``error`` member."""
+        return JSONRPCError(code=self.code, message=self.message, data=self.data)
+
+    @classmethod
+    def from_code(cls, code: int, message: str | None = None, data: Any = None) -> A2AError:
+        """Rebuild the matching class from a wire code (unknown codes give ``A2AError``)."""
+        error_class = _BY_CODE.get(code)
+        if error_class is None:
+            error = A2AError(message, data=data)
+            error.code = code  # type: ignore[misc]
+            return error
+        return error_class(message, data=data)
+
+    @classmethod
+    def from_grpc_status(cls, status: str) -> type[A2AError]:
+        """The class parley uses for a gRPC status name that carried no A2A detail."""
+        return _BY_GRPC_STATUS.get(status, InternalError)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r})"
+
+
+class JSONParseError(A2AError):
+    code = -32700
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Invalid JSON payload"
+
+
+class InvalidRequestError(A2AError):
+    code = -32600
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Request payload validation error"
+
+
+class MethodNotFoundError(A2AError):
+    code = -32601
+    http_status = 404
+    grpc_status = "UNIMPLEMENTED"
+    default_message = "Method not found"
+
+
+class InvalidParamsError(A2AError):
+    code = -32602
+    http_status = 400
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Invalid parameters"
+
+
+class InternalError(A2AError):
+    code = -32603
+    http_status = 500
+    grpc_status = "INTERNAL"
+    default_message = "Internal error"
+
+
+class TaskNotFoundError(A2AError):
+    code = -32001
+    http_status = 404
+    grpc_status = "NOT_FOUND"
+    default_message = "Task not found"
+
+
+class TaskNotCancelableError(A2AError):
+    code = -32002
+    http_status = 409
+    grpc_status = "FAILED_PRECONDITION"
+    default_message = "Task cannot be canceled"
+
+
+class PushNotificationNotSupportedError(A2AError):
+    code = -32003
+    http_status = 400
+    grpc_status = "UNIMPLEMENTED"
+    default_message = "Push Notification is not supported"
+
+
+class UnsupportedOperationError(A2AError):
+    code = -32004
+    http_status = 400
+    grpc_status = "UNIMPLEMENTED"
+    default_message = "This operation is not supported"
+
+
+class ContentTypeNotSupportedError(A2AError):
+    code = -32005
+    http_status = 415
+    grpc_status = "INVALID_ARGUMENT"
+    default_message = "Incompatible content types"
+
+
+class InvalidAgentResponseError(A2AError):
+    code = -32006
+    http_status = 502
+    grpc_status = "INTERNAL"
+    default_message = "Invalid agent response type"
+
+
+class AuthenticatedExtendedCardNotConfiguredError(A2AError):
+    code = -32007
+    http_status = 404
+    grpc_status = "FAILED_PRECONDITION"
+    default_message = "Authenticated Extended Card not configured"
+
+
+class UnauthenticatedError(A2AError):
+    code = -31401
+    http_status = 401
+    grpc_status = "UNAUTHENTICATED"
+    default_message = "Authentication required"
+
+
+class PermissionDeniedError(A2AError):
+    code = -31403
+    http_status = 403
+    grpc_status = "PERMISSION_DENIED"
+    default_message = "Permission denied"
+
+
+ERROR_CLASSES: tuple[type[A2AError], ...] = (
+    JSONParseError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    InvalidParamsError,
+    InternalError,
+    TaskNotFoundError,
+    TaskNotCancelableError,
+    PushNotificationNotSupportedError,
+    UnsupportedOperationError,
+    ContentTypeNotSupportedError,
+    InvalidAgentResponseError,
+    AuthenticatedExtendedCardNotConfiguredError,
+    UnauthenticatedError,
+    PermissionDeniedError,
+)
+
+_BY_CODE: dict[int, type[A2AError]] = {error.code: error for error in ERROR_CLASSES}
+
+# Without A2A detail in a gRPC status, the first class with that status is the best guess.
+_BY_GRPC_STATUS: dict[str, type[A2AError]] = {}
+for _error in reversed(ERROR_CLASSES):
+    _BY_GRPC_STATUS[_error.grpc_status] = _error
+_BY_GRPC_STATUS["INVALID_ARGUMENT"] = InvalidParamsError
+_BY_GRPC_STATUS["UNIMPLEMENTED"] = UnsupportedOperationError

@@ -1,0 +1,92 @@
+"""The reducer: ``apply(task, event) -> task``, the one way an event changes a task.
+
+The server folds every event an agent emits into the live task with it; the client's
+task tracker rebuilds a task from a stream with it. It mutates ``task`` in place (the
+server's hot path must not copy a growing task per event) and never mutates ``event``:
+whatever it keeps from an event it copies first, because the same event object also sits
+in the event log where other readers see it.
+
+Rules (spec 7.2.2, 7.2.3, and the life of a task in seed 001):
+- a ``Task`` replaces what was known;
+- a ``Message`` for the task joins its history;
+- a status update sets the status; the message of the status it replaces joins the
+  history, so history holds every message but the one in the current status;
+- an artifact update adds the artifact, replaces the one with the same id, or with
+  ``append`` adds its parts to that one.
+"""
+
+from __future__ import annotations
+
+from parley.types import (
+    Artifact,
+    Event,
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+)
+
+
+def apply(task: Task | None, event: Event) -> Task | None:
+    """Fold ``event`` into ``task`` and return the task (``None`` while there is none).
+
+    A ``Message`` with no task leaves it ``None``: a direct reply creates no task.
+    """
+    if isinstance(event, TaskStatusUpdateEvent):
+        if task is not None:
+            _apply_status(task, event)
+        return task
+    if isinstance(event, TaskArtifactUpdateEvent):
+        if task is not None:
+            _apply_artifact(task, event)
+        return task
+    if isinstance(event, Task):
+        return event.model_copy(
+            update={
+                "history": list(event.history) if event.history else event.history,
+                "artifacts": [_copy_artifact(a) for a in event.artifacts]
+                if event.artifacts
+                else event.artifacts,
+            }
+        )
+    if isinstance(event, Message) and task is not None:
+        add_to_history(task, event)
+    return task
+
+
+def add_to_history(task: Task, message: Message) -> None:
+    """Append ``message`` to the task's history (creating the list if needed)."""
+    if task.history is None:
+        task.history = [message]
+    else:
+        task.history.append(message)
+
+
+def _apply_status(task: Task, event: TaskStatusUpdateEvent) -> None:
+    previous = task.status.message
+    if previous is not None and previous is not event.status.message:
+        add_to_history(task, previous)
+    task.status = event.status
+
+
+def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
+    new = event.artifact
+    artifacts = task.artifacts
+    if artifacts is None:
+        task.artifacts = [_copy_artifact(new)]
+        return
+    for index, existing in enumerate(artifacts):
+        if existing.artifact_id == new.artifact_id:
+            if event.append:
+                existing.parts.extend(new.parts)
+                if new.metadata:
+                    existing.metadata = {**(existing.metadata or {}), **new.metadata}
+            else:
+                artifacts[index] = _copy_artifact(new)
+            return
+    artifacts.append(_copy_artifact(new))
+
+
+def _copy_artifact(artifact: Artifact) -> Artifact:
+    # A fresh parts list, so a later append does not reach back into the event log.
+    return artifact.model_copy(update={"parts": list(artifact.parts)})

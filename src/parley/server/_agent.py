@@ -1,0 +1,199 @@
+"""The API agents are written with: ``AgentExecutor``, ``EventSink`` and ``TaskUpdater``.
+
+An agent implements ``execute`` (and optionally ``cancel``) and reports what it does by
+emitting events into the sink: a ``Message`` for a direct reply, or a ``Task`` and
+status and artifact updates for work that is tracked. ``TaskUpdater`` writes those
+events for the common cases.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from parley.protocol import TaskNotCancelableError
+from parley.server._context import RequestContext
+from parley.types import (
+    Artifact,
+    Event,
+    Message,
+    Part,
+    Role,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+
+
+class EventSink(Protocol):
+    """Where an agent run puts its events."""
+
+    async def emit(self, event: Event) -> None:
+        """Record ``event`` for the task; returns once it is in the task's log.
+
+        Raises ``InvalidAgentResponseError`` for an event that does not fit the task
+        (another task's id, a move out of a terminal state).
+        """
+        ...
+
+
+class AgentExecutor(Protocol):
+    """An agent, as the request handler drives it."""
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        """Handle ``context.message``, emitting events until the task reaches a terminal
+        or interrupted state, or a direct ``Message`` reply is emitted.
+
+        An exception ends the task ``failed`` with a safe message; the caller never sees
+        its text. Returning without finishing the task also fails it.
+        """
+        ...
+
+    async def cancel(self, context: RequestContext, events: EventSink) -> None:
+        """Stop work on ``context.task`` and emit its ``canceled`` status.
+
+        Raise ``TaskNotCancelableError`` to refuse. If this returns without emitting a
+        terminal status, the handler records ``canceled`` itself.
+        """
+        ...
+
+
+class CancelRefusingAgent:
+    """Mix-in for agents that cannot be canceled."""
+
+    async def cancel(self, context: RequestContext, events: EventSink) -> None:
+        raise TaskNotCancelableError("This agent does not support canceling tasks")
+
+
+def now() -> str:
+    """The current time as the ISO 8601 string A2A timestamps use."""
+    return datetime.now(UTC).isoformat()
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+def text_message(
+    text: str,
+    *,
+    role: Role = Role.agent,
+    task_id: str | None = None,
+    context_id: str | None = None,
+) -> Message:
+    """A message with one text part."""
+    return Message(
+        message_id=new_id(),
+        role=role,
+        parts=[TextPart(text=text)],
+        task_id=task_id,
+        context_id=context_id,
+    )
+
+
+class TaskUpdater:
+    """Writes the events of one task for an agent.
+
+    Every method emits one event into the sink, with the task and context ids of the
+    run and a timestamp on each status.
+    """
+
+    def __init__(self, events: EventSink, task_id: str, context_id: str) -> None:
+        self.events = events
+        self.task_id = task_id
+        self.context_id = context_id
+
+    @classmethod
+    def for_context(cls, events: EventSink, context: RequestContext) -> TaskUpdater:
+        return cls(events, context.task_id, context.context_id)
+
+    def new_agent_message(
+        self, parts: Sequence[Part] | str, metadata: dict[str, Any] | None = None
+    ) -> Message:
+        """A message from the agent in this task (a ``str`` becomes one text part)."""
+        return Message(
+            message_id=new_id(),
+            role=Role.agent,
+            parts=[TextPart(text=parts)] if isinstance(parts, str) else list(parts),
+            task_id=self.task_id,
+            context_id=self.context_id,
+            metadata=metadata,
+        )
+
+    async def update_status(
+        self,
+        state: TaskState,
+        message: Message | str | None = None,
+        *,
+        final: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        if isinstance(message, str):
+            message = self.new_agent_message(message)
+        await self.events.emit(
+            TaskStatusUpdateEvent(
+                task_id=self.task_id,
+                context_id=self.context_id,
+                status=TaskStatus(state=state, message=message, timestamp=now()),
+                final=final,
+                metadata=metadata,
+            )
+        )
+
+    async def submit(self, message: Message | str | None = None) -> None:
+        await self.update_status(TaskState.submitted, message)
+
+    async def start_work(self, message: Message | str | None = None) -> None:
+        await self.update_status(TaskState.working, message)
+
+    async def add_artifact(
+        self,
+        parts: Sequence[Part] | str,
+        *,
+        artifact_id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        append: bool | None = None,
+        last_chunk: bool | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> str:
+        """Emit an artifact (or one chunk of it); returns its id for later chunks."""
+        artifact_id = artifact_id or new_id()
+        await self.events.emit(
+            TaskArtifactUpdateEvent(
+                task_id=self.task_id,
+                context_id=self.context_id,
+                artifact=Artifact(
+                    artifact_id=artifact_id,
+                    parts=[TextPart(text=parts)] if isinstance(parts, str) else list(parts),
+                    name=name,
+                    description=description,
+                    metadata=metadata,
+                ),
+                append=append,
+                last_chunk=last_chunk,
+            )
+        )
+        return artifact_id
+
+    async def complete(self, message: Message | str | None = None) -> None:
+        await self.update_status(TaskState.completed, message, final=True)
+
+    async def failed(self, message: Message | str | None = None) -> None:
+        await self.update_status(TaskState.failed, message, final=True)
+
+    async def reject(self, message: Message | str | None = None) -> None:
+        await self.update_status(TaskState.rejected, message, final=True)
+
+    async def cancel(self, message: Message | str | None = None) -> None:
+        await self.update_status(TaskState.canceled, message, final=True)
+
+    async def requires_input(self, message: Message | str | None = None) -> None:
+        await self.update_status(TaskState.input_required, message, final=True)
+
+    async def requires_auth(self, message: Message | str | None = None) -> None:
+        await self.update_status(TaskState.auth_required, message, final=True)

@@ -1,0 +1,62 @@
+"""What an agent and the request handler know about a call."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from parley.types import (
+    Message,
+    MessageSendConfiguration,
+    Task,
+    TextPart,
+)
+
+
+@dataclass(slots=True)
+class CallContext:
+    """Transport facts about one call, filled by the binding that received it."""
+
+    headers: Mapping[str, str] = field(default_factory=dict)
+    """Call metadata: HTTP headers (lower-case names) or gRPC metadata."""
+    user: str | None = None
+    """Who the call is authenticated as, when an authentication layer says so."""
+    requested_extensions: frozenset[str] = frozenset()
+    """Extension URIs the client asked for (``X-A2A-Extensions``)."""
+    state: dict[str, Any] = field(default_factory=dict)
+    """Free room for middleware and agents to pass things along."""
+
+
+@dataclass(slots=True)
+class RequestContext:
+    """Everything an agent run gets to know about the message it is handling."""
+
+    message: Message | None
+    """The incoming message, with ``task_id`` and ``context_id`` filled in (``None``
+    when the agent is asked to cancel)."""
+    task_id: str
+    context_id: str
+    task: Task | None
+    """The task as it was before this message (``None`` for a new task)."""
+    configuration: MessageSendConfiguration | None = None
+    metadata: dict[str, Any] | None = None
+    """The request's ``metadata`` (extensions put their parameters here)."""
+    related_tasks: list[Task] = field(default_factory=list)
+    """The tasks named in ``message.reference_task_ids`` that this server knows."""
+    call: CallContext = field(default_factory=CallContext)
+
+    def get_user_input(self, separator: str = "\n") -> str:
+        """The text parts of the incoming message, joined."""
+        if self.message is None:
+            return ""
+        return separator.join(
+            part.text for part in self.message.parts if isinstance(part, TextPart)
+        )
+
+    @property
+    def history(self) -> list[Message]:
+        """The task's earlier messages, oldest first (empty for a new task)."""
+        if self.task is None or self.task.history is None:
+            return []
+        return list(self.task.history)

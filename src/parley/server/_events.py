@@ -1,0 +1,91 @@
+"""The per-task event log that every reader follows at its own pace.
+
+Theory of operation
+-------------------
+Each live task has one ``EventLog``: a list of the task's events, each with the next
+sequence number. The agent appends; it never waits for a reader. A reader (the blocking
+caller of ``message/send``, an SSE stream, a resubscriber, later push delivery) holds
+nothing but its position and iterates ``read(after)``: it takes what is in the list past
+its position, then waits on a shared future that the next append resolves.
+
+So a reader that stops reading holds back no one: there is no per-reader queue to fill
+and nothing for the agent to block on. The only buffer is the log itself, shared by all
+readers and bounded by the task's own size. A new reader can start from any position
+the log still holds, which is what resubscribe with ``Last-Event-ID`` needs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from parley.types import Event
+
+
+class EventLog:
+    """Ordered events of one task, numbered from ``start + 1``."""
+
+    __slots__ = ("_closed", "_events", "_start", "_waiter")
+
+    def __init__(self, start: int = 0) -> None:
+        self._events: list[Event] = []
+        self._start = start
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+
+    @property
+    def last_sequence(self) -> int:
+        """The sequence number of the newest event (``start`` while empty)."""
+        return self._start + len(self._events)
+
+    @property
+    def first_sequence(self) -> int:
+        """The sequence number of the oldest event still held."""
+        return self._start + 1
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def append(self, event: Event) -> int:
+        """Add ``event`` and wake the readers; returns its sequence number."""
+        if self._closed:
+            raise RuntimeError("event log is closed")
+        self._events.append(event)
+        self._wake()
+        return self._start + len(self._events)
+
+    def close(self) -> None:
+        """No more events will come; readers finish once they have read everything."""
+        self._closed = True
+        self._wake()
+
+    def holds(self, after: int) -> bool:
+        """Whether a reader can start right after sequence ``after`` with no gap."""
+        return self._start <= after <= self.last_sequence
+
+    async def read(self, after: int = 0) -> AsyncIterator[tuple[int, Event]]:
+        """Yield ``(sequence, event)`` for every event after ``after``, live, in order.
+
+        Ends when the log is closed and fully read. ``after`` below the start of the log
+        starts at its first event.
+        """
+        index = max(after - self._start, 0)
+        while True:
+            events = self._events
+            while index < len(events):
+                event = events[index]
+                index += 1
+                yield self._start + index, event
+            if self._closed:
+                return
+            if self._waiter is None:
+                self._waiter = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._waiter)
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None:
+            self._waiter = None
+            if not waiter.done():
+                waiter.set_result(None)

@@ -1,0 +1,340 @@
+"""The request handler: every A2A operation, transport-agnostic.
+
+All protocol behaviour lives here and only here; the bindings decode a request into the
+params model of its operation, call the method of the same name (see
+``parley.protocol.OPERATIONS``) and encode what it returns. The handler never knows
+which binding or dialect a request came in on.
+
+Objects returned by the handler may be live (the task the agent is still changing):
+bindings encode them at once, before awaiting anything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from parley.protocol import (
+    A2AError,
+    AuthenticatedExtendedCardNotConfiguredError,
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+    ends_interaction,
+    is_cancelable,
+    is_final,
+    is_terminal,
+)
+from parley.server._agent import AgentExecutor, new_id
+from parley.server._context import CallContext, RequestContext
+from parley.server._runs import CANCELED, LiveTask, RunSink, TaskRuns, logger
+from parley.stores import MemoryTaskStore, StoredEvent, TaskStore
+from parley.types import (
+    AgentCard,
+    DeleteTaskPushNotificationConfigParams,
+    Event,
+    GetTaskPushNotificationConfigParams,
+    ListTaskPushNotificationConfigParams,
+    Message,
+    MessageSendParams,
+    Task,
+    TaskIdParams,
+    TaskPushNotificationConfig,
+    TaskQueryParams,
+    TaskState,
+)
+
+ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
+EventStream = AsyncIterator[tuple[int, Event]]
+"""``(sequence number, event)`` pairs, in order; the sequence is the SSE ``id``."""
+
+
+class RequestHandler:
+    """Serves every operation of the operation table for one agent.
+
+    ``extended_card`` is the card ``agent/getAuthenticatedExtendedCard`` returns: a card,
+    or an async function of the call that returns one (and may raise
+    ``UnauthenticatedError``) for cards that depend on who asks.
+    """
+
+    def __init__(
+        self,
+        agent: AgentExecutor,
+        card: AgentCard,
+        *,
+        task_store: TaskStore | None = None,
+        extended_card: AgentCard | ExtendedCardProvider | None = None,
+    ) -> None:
+        self.agent = agent
+        self.card = card
+        self.task_store: TaskStore = task_store if task_store is not None else MemoryTaskStore()
+        self.extended_card = extended_card
+        self.runs = TaskRuns(agent, self.task_store)
+
+    # -- message/send, message/stream ------------------------------------------------
+
+    async def send_message(
+        self, params: MessageSendParams, call: CallContext | None = None
+    ) -> Task | Message:
+        """Start or continue a task and answer with the task (or the agent's direct reply).
+
+        Waits for the run to end (terminal or interrupted state) unless
+        ``configuration.blocking`` is false, then answers at the first event.
+        """
+        live, start = await self._begin(params, call or CallContext())
+        configuration = params.configuration
+        blocking = configuration is None or configuration.blocking is not False
+        result: Event | None = None
+        async for _, event in live.log.read(start):
+            result = event
+            if not blocking or ends_interaction(event):
+                break
+        if isinstance(result, Message):
+            return result
+        assert live.task is not None
+        history_length = configuration.history_length if configuration else None
+        return _trim(live.task, history_length)
+
+    async def stream_message(
+        self, params: MessageSendParams, call: CallContext | None = None
+    ) -> EventStream:
+        """Start or continue a task and stream its events until the run ends."""
+        self._require_streaming()
+        live, start = await self._begin(params, call or CallContext())
+        return _until_final(live.log.read(start))
+
+    async def _begin(self, params: MessageSendParams, call: CallContext) -> tuple[LiveTask, int]:
+        configuration = params.configuration
+        if configuration is not None:
+            _check_history_length(configuration.history_length)
+            if configuration.push_notification_config is not None:
+                self._require_push()
+        message = params.message
+        if message.task_id:
+            live = await self._attach(message.task_id)
+            task = live.task
+            assert task is not None
+            if is_terminal(task.status.state):
+                raise InvalidParamsError(
+                    f"Task {task.id} is {task.status.state.value}; a task in a terminal "
+                    "state cannot take more messages. Send without taskId to start a new task."
+                )
+            if message.context_id and message.context_id != task.context_id:
+                raise InvalidParamsError(
+                    f"Task {task.id} belongs to context {task.context_id}, not {message.context_id}"
+                )
+            message = message.model_copy(update={"context_id": task.context_id})
+        else:
+            task_id = new_id()
+            message = message.model_copy(
+                update={"task_id": task_id, "context_id": message.context_id or new_id()}
+            )
+            assert message.context_id is not None
+            live = self.runs.create(task_id, message.context_id, message)
+        context = RequestContext(
+            message=message,
+            task_id=live.task_id,
+            context_id=live.context_id,
+            task=None,
+            configuration=configuration,
+            metadata=params.metadata,
+            related_tasks=await self._related_tasks(message),
+            call=call,
+        )
+        start = live.log.last_sequence
+        self.runs.start(live, context)
+        return live, start
+
+    async def _related_tasks(self, message: Message) -> list[Task]:
+        related: list[Task] = []
+        for task_id in message.reference_task_ids or ():
+            live = self.runs.live.get(task_id)
+            if live is not None and live.task is not None:
+                related.append(live.task.model_copy())
+                continue
+            snapshot = await self.task_store.get(task_id)
+            if snapshot is not None:
+                related.append(snapshot.task)
+        return related
+
+    # -- tasks/get, tasks/cancel, tasks/resubscribe ----------------------------------
+
+    async def get_task(self, params: TaskQueryParams, call: CallContext | None = None) -> Task:
+        """The task as it is now, its history trimmed to ``historyLength``."""
+        _check_history_length(params.history_length)
+        live = self.runs.live.get(params.id)
+        if live is not None and live.task is not None:
+            return _trim(live.task, params.history_length)
+        snapshot = await self.task_store.get(params.id)
+        if snapshot is None:
+            raise TaskNotFoundError(f"Task {params.id} was not found")
+        return _trim(snapshot.task, params.history_length)
+
+    async def cancel_task(self, params: TaskIdParams, call: CallContext | None = None) -> Task:
+        """Ask the agent to cancel the task; answers with the task, ``canceled``.
+
+        Raises ``TaskNotCancelableError`` for a task already in a terminal state, or when
+        the agent refuses.
+        """
+        live = await self._attach(params.id)
+        task = live.task
+        assert task is not None
+        if not is_cancelable(task.status.state):
+            raise TaskNotCancelableError(
+                f"Task {task.id} is {task.status.state.value} and can no longer be canceled"
+            )
+        context = RequestContext(
+            message=None,
+            task_id=live.task_id,
+            context_id=live.context_id,
+            task=task.model_copy(),
+            metadata=params.metadata,
+            call=call or CallContext(),
+        )
+        live.users += 1
+        try:
+            try:
+                await self.agent.cancel(context, RunSink(self.runs, live))
+            except A2AError:
+                raise
+            except Exception:
+                logger.exception("agent failed to cancel task %s", live.task_id)
+            await self.runs.finish(live, TaskState.canceled, CANCELED)
+            run = live.run
+            if run is not None and not run.done():
+                run.cancel()
+                await asyncio.wait([run])
+        finally:
+            live.users -= 1
+            self.runs.release(live)
+        assert live.task is not None
+        return live.task
+
+    async def resubscribe(
+        self, params: TaskIdParams, call: CallContext | None = None, after: int | None = None
+    ) -> EventStream:
+        """Stream a task's events: the current Task first, then live events until the run
+        ends. With ``after`` (the ``Last-Event-ID`` the client saw), replay every event
+        after it instead, with no gap and no duplicate; if those events are gone (the
+        task finished and its log was dropped), the current Task stands in for them.
+        """
+        self._require_streaming()
+        live = await self._attach(params.id)
+        try:
+            log = live.log
+            if after is not None and log.holds(after):
+                if after < log.last_sequence or live.run is not None:
+                    return _until_final(log.read(after))
+            elif after is not None:
+                stored = await self.task_store.events(params.id, after)
+                if stored and stored[0].sequence == after + 1:
+                    return _replay_then_live(stored, live)
+            assert live.task is not None
+            return _snapshot_then_live((log.last_sequence, _trim(live.task, None)), live)
+        finally:
+            self.runs.release(live)
+
+    async def _attach(self, task_id: str) -> LiveTask:
+        live = await self.runs.attach(task_id)
+        if live is None or live.task is None:
+            raise TaskNotFoundError(f"Task {task_id} was not found")
+        return live
+
+    # -- push notifications, extended card ---------------------------------------------
+
+    async def set_push_config(
+        self, params: TaskPushNotificationConfig, call: CallContext | None = None
+    ) -> TaskPushNotificationConfig:
+        self._require_push()
+        raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
+
+    async def get_push_config(
+        self, params: GetTaskPushNotificationConfigParams, call: CallContext | None = None
+    ) -> TaskPushNotificationConfig:
+        self._require_push()
+        raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
+
+    async def list_push_configs(
+        self, params: ListTaskPushNotificationConfigParams, call: CallContext | None = None
+    ) -> list[TaskPushNotificationConfig]:
+        self._require_push()
+        raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
+
+    async def delete_push_config(
+        self, params: DeleteTaskPushNotificationConfigParams, call: CallContext | None = None
+    ) -> None:
+        self._require_push()
+        raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
+
+    async def get_extended_card(
+        self, params: None = None, call: CallContext | None = None
+    ) -> AgentCard:
+        """The authenticated extended card, when one is configured."""
+        extended = self.extended_card
+        if extended is None or not self.card.supports_authenticated_extended_card:
+            raise AuthenticatedExtendedCardNotConfiguredError(
+                "This agent has no authenticated extended card"
+            )
+        if isinstance(extended, AgentCard):
+            return extended
+        return await extended(call or CallContext())
+
+    def _require_push(self) -> None:
+        # Push delivery is not built yet: every server answers -32003, whatever the card says.
+        raise PushNotificationNotSupportedError(
+            "Push notifications are not supported by this agent"
+        )
+
+    def _require_streaming(self) -> None:
+        if not self.card.capabilities.streaming:
+            raise UnsupportedOperationError(
+                "This agent does not stream (its card says capabilities.streaming is false)"
+            )
+
+    async def aclose(self) -> None:
+        """Stop every agent run still going."""
+        await self.runs.aclose()
+
+
+def _check_history_length(history_length: int | None) -> None:
+    if history_length is not None and history_length < 0:
+        raise InvalidParamsError(f"historyLength must be 0 or more, not {history_length}")
+
+
+def _trim(task: Task, history_length: int | None) -> Task:
+    """``task`` with at most ``history_length`` of its latest messages."""
+    history = task.history
+    if history_length is None or history is None or len(history) <= history_length:
+        return task
+    kept = history[len(history) - history_length :] if history_length else []
+    return task.model_copy(update={"history": kept})
+
+
+async def _until_final(events: EventStream) -> EventStream:
+    async for sequence, event in events:
+        yield sequence, event
+        if ends_interaction(event):
+            return
+
+
+async def _replay_then_live(stored: list[StoredEvent], live: LiveTask) -> EventStream:
+    last = 0
+    for entry in stored:
+        last = entry.sequence
+        yield entry.sequence, entry.event
+        if ends_interaction(entry.event):
+            return
+    if live.log.holds(last):
+        async for item in _until_final(live.log.read(last)):
+            yield item
+
+
+async def _snapshot_then_live(snapshot: tuple[int, Task], live: LiveTask) -> EventStream:
+    sequence, task = snapshot
+    yield sequence, task
+    if is_final(task.status.state) and live.run is None:
+        return
+    async for item in _until_final(live.log.read(sequence)):
+        yield item

@@ -1,0 +1,36 @@
+"""The one pydantic base model of the wire types.
+
+camelCase on the wire, snake_case in Python; aliases come from one generator. Fields
+the schema names in a way Python cannot (``in``) set their alias explicitly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic.alias_generators import to_camel
+
+
+class A2AModel(BaseModel):
+    """Base of every A2A wire object.
+
+    Unknown fields are ignored on input, so a peer speaking a newer minor version still
+    parses; ``to_wire()`` gives the JSON form with camelCase names and no ``None`` fields.
+    """
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="ignore",
+        serialize_by_alias=True,
+        use_enum_values=False,
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The JSON-ready dict of this object as the protocol spells it."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+    def to_json(self) -> bytes:
+        """The wire JSON of this object, as bytes."""
+        return self.__pydantic_serializer__.to_json(self, by_alias=True, exclude_none=True)
