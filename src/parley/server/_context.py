@@ -24,6 +24,8 @@ class CallContext:
     """Who the call is authenticated as, when an authentication layer says so."""
     requested_extensions: frozenset[str] = frozenset()
     """Extension URIs the client asked for (``X-A2A-Extensions``)."""
+    last_event_id: int | None = None
+    """For a resumed stream: the sequence number of the last event the client saw."""
     state: dict[str, Any] = field(default_factory=dict)
     """Free room for middleware and agents to pass things along."""
 

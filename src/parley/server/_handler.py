@@ -213,15 +213,16 @@ class RequestHandler:
         return live.task
 
     async def resubscribe(
-        self, params: TaskIdParams, call: CallContext | None = None, after: int | None = None
+        self, params: TaskIdParams, call: CallContext | None = None
     ) -> EventStream:
         """Stream a task's events: the current Task first, then live events until the run
-        ends. With ``after`` (the ``Last-Event-ID`` the client saw), replay every event
-        after it instead, with no gap and no duplicate; if those events are gone (the
+        ends. With ``call.last_event_id`` (the ``Last-Event-ID`` the client saw), replay
+        every event after it instead, with no gap and no duplicate; if those events are gone (the
         task finished and its log was dropped), the current Task stands in for them.
         """
         self._require_streaming()
         live = await self._attach(params.id)
+        after = call.last_event_id if call is not None else None
         try:
             log = live.log
             if after is not None and log.holds(after):

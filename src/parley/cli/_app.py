@@ -1,0 +1,21 @@
+"""The typer app behind ``parley``; each command lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from parley.cli._serve import serve
+
+app = typer.Typer(
+    name="parley",
+    help="Serve A2A agents and talk to them.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command()(serve)
+
+
+@app.callback()
+def _root() -> None:
+    """Serve A2A agents and talk to them."""

@@ -1,0 +1,67 @@
+"""``parley serve``: run the demo agent, or your own, on uvicorn."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Annotated, Any, NoReturn
+
+import typer
+import uvicorn
+from rich.console import Console
+
+from parley.server import A2AApp, AgentExecutor, create_app
+from parley.types import AgentCard
+
+console = Console(stderr=True)
+
+
+def serve(
+    agent: Annotated[
+        str | None,
+        typer.Argument(
+            help="Your agent as module:attribute: an A2AApp, or an AgentExecutor whose "
+            "module also defines `card` (an AgentCard). Default: the demo agent.",
+        ),
+    ] = None,
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+) -> None:
+    """Serve an A2A agent over HTTP (JSON-RPC), with its card at /.well-known/agent-card.json."""
+    app = _load(agent)
+    url = f"http://{host}:{port}/"
+    console.print(f"[bold green]parley[/] serving [bold]{app.handler.card.name}[/] at {url}")
+    console.print(f"  card: {url.rstrip('/')}/.well-known/agent-card.json")
+    console.print(f"  try:  parley chat {url}")
+    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+
+
+def _load(target: str | None) -> A2AApp:
+    if target is None:
+        from parley.demo import create_demo_app
+
+        return create_demo_app()
+    module_name, _, attribute = target.partition(":")
+    if not attribute:
+        _fail(f"{target!r} is not of the form module:attribute")
+    sys.path.insert(0, ".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        _fail(f"cannot import {module_name!r}: {error}")
+    value: Any = getattr(module, attribute, None)
+    if value is None:
+        _fail(f"{module_name!r} has no attribute {attribute!r}")
+    if isinstance(value, A2AApp):
+        return value
+    card = getattr(module, "card", None)
+    if not isinstance(card, AgentCard):
+        _fail(f"{target} is an agent, but {module_name!r} defines no `card` (an AgentCard)")
+    executor: AgentExecutor = value
+    return create_app(executor, card)
+
+
+def _fail(message: str) -> NoReturn:
+    console.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(2)

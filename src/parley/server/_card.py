@@ -1,0 +1,134 @@
+"""The public agent card: checked when the app starts, rendered for each address.
+
+A card whose ``url`` is left empty is completed by parley from the address a request
+really came to (``Host`` and the server's own scheme, or ``X-Forwarded-Proto`` /
+``X-Forwarded-Host`` behind a proxy), so the card never advertises an address nobody can
+reach. ``additionalInterfaces`` left empty is filled with every binding the app serves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from parley.types import AgentCard, AgentInterface, TransportProtocol
+
+
+class CardError(ValueError):
+    """The agent card does not describe what the server serves; the message names the field."""
+
+
+def binding_path(card: AgentCard, default: str = "/") -> str:
+    """The path the preferred binding is served at, taken from the card's ``url``."""
+    if not card.url:
+        return default
+    return urlsplit(card.url).path or "/"
+
+
+def check_card(
+    card: AgentCard,
+    served: Mapping[str, str],
+    *,
+    push_notifications: bool,
+    extended_card: bool,
+) -> None:
+    """Refuse a card that promises what the server does not do.
+
+    ``served`` maps each transport the app mounts to its path (or absolute URL).
+    Raises ``CardError`` naming the bad field.
+    """
+    if card.preferred_transport not in served:
+        raise CardError(
+            f"preferredTransport is {card.preferred_transport!r}, but this server serves "
+            f"only {', '.join(sorted(served))}"
+        )
+    for index, interface in enumerate(card.additional_interfaces or ()):
+        if interface.transport not in served:
+            raise CardError(
+                f"additionalInterfaces[{index}].transport is {interface.transport!r}, "
+                f"which this server does not serve (it serves {', '.join(sorted(served))})"
+            )
+        if card.url and not _same_place(interface.url, served[interface.transport]):
+            raise CardError(
+                f"additionalInterfaces[{index}].url is {interface.url!r}, but "
+                f"{interface.transport} is served at {served[interface.transport]!r}"
+            )
+    if card.capabilities.push_notifications and not push_notifications:
+        raise CardError(
+            "capabilities.pushNotifications is true, but push notifications are not "
+            "supported by this server yet"
+        )
+    if card.supports_authenticated_extended_card and not extended_card:
+        raise CardError("supportsAuthenticatedExtendedCard is true, but no extended card was given")
+    if extended_card and not card.supports_authenticated_extended_card:
+        raise CardError(
+            "an extended card was given, but supportsAuthenticatedExtendedCard is not true"
+        )
+
+
+def _same_place(declared: str, served: str) -> bool:
+    if "://" not in served:
+        return (urlsplit(declared).path or "/") == served
+    return declared.rstrip("/") == served.rstrip("/")
+
+
+class CardPublisher:
+    """Renders the card's JSON for the base URL of each request, cached per base URL."""
+
+    def __init__(self, card: AgentCard, served: Mapping[str, str]) -> None:
+        self.card = card
+        self.served = dict(served)
+        self._rendered: dict[str, bytes] = {}
+        self._fixed = card.to_json() if card.url and card.additional_interfaces else None
+        if card.url and not card.additional_interfaces:
+            self._fixed = self.for_base("").to_json()
+
+    def for_base(self, base: str) -> AgentCard:
+        """The card with every relative binding path completed with ``base``."""
+        urls = {
+            transport: target if "://" in target else base + target
+            for transport, target in self.served.items()
+        }
+        update: dict[str, Any] = {}
+        if not self.card.url:
+            update["url"] = urls[self.card.preferred_transport]
+        if not self.card.additional_interfaces:
+            update["additional_interfaces"] = [
+                AgentInterface(url=url, transport=transport)
+                for transport, url in sorted(urls.items(), key=lambda item: _rank(item[0]))
+            ]
+        return self.card.model_copy(update=update)
+
+    def render(self, scope: Mapping[str, Any]) -> bytes:
+        if self._fixed is not None:
+            return self._fixed
+        base = request_base(scope)
+        rendered = self._rendered.get(base)
+        if rendered is None:
+            if len(self._rendered) > 64:  # a client can send any Host; keep the cache small
+                self._rendered.clear()
+            rendered = self._rendered[base] = self.for_base(base).to_json()
+        return rendered
+
+
+def _rank(transport: str) -> int:
+    order = [TransportProtocol.jsonrpc, TransportProtocol.grpc, TransportProtocol.http_json]
+    return order.index(transport) if transport in order else len(order)  # type: ignore[arg-type]
+
+
+def request_base(scope: Mapping[str, Any]) -> str:
+    """``scheme://host[:port]`` plus mount path, as the client reached this server."""
+    headers = {name: value for name, value in scope.get("headers", ())}
+    scheme = _first(headers.get(b"x-forwarded-proto")) or scope.get("scheme", "http")
+    host = _first(headers.get(b"x-forwarded-host")) or _first(headers.get(b"host"))
+    if not host:
+        server = scope.get("server") or ("127.0.0.1", 80)
+        host = f"{server[0]}:{server[1]}"
+    return f"{scheme}://{host}{scope.get('root_path', '')}"
+
+
+def _first(value: bytes | None) -> str | None:
+    if not value:
+        return None
+    return value.decode("latin-1").split(",")[0].strip() or None

@@ -1,0 +1,205 @@
+"""The short way to write an agent: one async function, or an async generator.
+
+    @agent
+    async def echo(ctx: AgentContext) -> AsyncIterator[str]:
+        yield f"You said: {ctx.text}"
+
+What the function yields (or returns) becomes the task's output:
+
+- ``str``, a part, or a list of parts: a chunk of the response artifact (chunks after the
+  first are appended to it, so a client sees one artifact grow);
+- an ``Artifact``: an artifact of its own;
+- ``InputRequired(...)`` / ``AuthRequired(...)``: the task waits for the client; the run
+  ends, and the client's next message calls the function again with the whole history;
+- a ``Message`` returned before anything else: a direct reply, no task.
+
+When the function ends the task completes; ``raise Rejected("why")`` rejects it; any
+other exception fails it with a safe message (the text stays in the server log).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from parley.server._agent import EventSink, TaskUpdater
+from parley.server._context import RequestContext
+from parley.types import (
+    Artifact,
+    DataPart,
+    FilePart,
+    Message,
+    Part,
+    Task,
+    TaskState,
+    TextPart,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class InputRequired:
+    """Ask the client for more input; the task waits in ``input-required``."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuthRequired:
+    """Ask the client for credentials; the task waits in ``auth-required``."""
+
+    text: str
+
+
+class Rejected(Exception):
+    """Raise to reject the task; the message is shown to the client."""
+
+
+Output: TypeAlias = str | Part | Sequence[Part] | Artifact | Message | InputRequired | AuthRequired
+AgentFunction: TypeAlias = Callable[
+    ["AgentContext"], AsyncIterator[Output] | Awaitable[Output | None]
+]
+
+
+class AgentContext:
+    """What an agent function gets: the request, and ways to report progress."""
+
+    def __init__(self, request: RequestContext, updater: TaskUpdater) -> None:
+        self.request = request
+        self.updater = updater
+        self._working = False
+
+    @property
+    def text(self) -> str:
+        """The text of the incoming message."""
+        return self.request.get_user_input()
+
+    @property
+    def message(self) -> Message | None:
+        return self.request.message
+
+    @property
+    def task(self) -> Task | None:
+        """The task before this message (``None`` on the first turn)."""
+        return self.request.task
+
+    @property
+    def history(self) -> list[Message]:
+        return self.request.history
+
+    @property
+    def task_id(self) -> str:
+        return self.request.task_id
+
+    @property
+    def context_id(self) -> str:
+        return self.request.context_id
+
+    async def progress(self, text: str) -> None:
+        """Report progress: a ``working`` status carrying ``text``."""
+        self._working = True
+        await self.updater.start_work(text)
+
+    async def start(self) -> None:
+        if not self._working:
+            self._working = True
+            await self.updater.start_work()
+
+
+class FunctionAgent:
+    """An ``AgentExecutor`` that runs an agent function (see the module docs)."""
+
+    def __init__(self, function: AgentFunction, *, artifact_name: str = "response") -> None:
+        self.function = function
+        self.artifact_name = artifact_name
+        self.__name__ = getattr(function, "__name__", "agent")
+        self.__doc__ = function.__doc__
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        updater = TaskUpdater.for_context(events, context)
+        ctx = AgentContext(context, updater)
+        run = _Run(ctx, self.artifact_name)
+        try:
+            result = self.function(ctx)
+            if inspect.isasyncgen(result):
+                async for item in result:
+                    if await run.output(item):  # type: ignore[arg-type]
+                        return
+            else:
+                returned: Output | None = await result  # type: ignore[misc]
+                if returned is not None and await run.output(returned):
+                    return
+        except Rejected as rejection:
+            await ctx.start()
+            await updater.reject(str(rejection) or None)
+            return
+        await ctx.start()
+        await updater.complete()
+
+    async def cancel(self, context: RequestContext, events: EventSink) -> None:
+        await TaskUpdater.for_context(events, context).cancel()
+
+
+class _Run:
+    def __init__(self, ctx: AgentContext, artifact_name: str) -> None:
+        self.ctx = ctx
+        self.artifact_name = artifact_name
+        self.artifact_id: str | None = None
+
+    async def output(self, item: Output) -> bool:
+        """Emit one output; True when it ended the run."""
+        ctx = self.ctx
+        updater = ctx.updater
+        if isinstance(item, Message):
+            if not ctx._working and self.artifact_id is None:
+                await updater.events.emit(item.model_copy(update=_ids(ctx)))
+                return True
+            await ctx.start()
+            await updater.update_status(TaskState.working, item.model_copy(update=_ids(ctx)))
+            return False
+        await ctx.start()
+        if isinstance(item, InputRequired):
+            await updater.requires_input(item.text)
+            return True
+        if isinstance(item, AuthRequired):
+            await updater.requires_auth(item.text)
+            return True
+        if isinstance(item, Artifact):
+            await updater.add_artifact(
+                item.parts,
+                artifact_id=item.artifact_id,
+                name=item.name,
+                description=item.description,
+                metadata=item.metadata,
+            )
+            return False
+        parts = _parts(item)
+        first = self.artifact_id is None
+        self.artifact_id = await updater.add_artifact(
+            parts,
+            artifact_id=self.artifact_id,
+            name=self.artifact_name if first else None,
+            append=None if first else True,
+        )
+        return False
+
+
+def _ids(ctx: AgentContext) -> dict[str, Any]:
+    return {"task_id": ctx.task_id, "context_id": ctx.context_id}
+
+
+def _parts(item: str | Part | Sequence[Part]) -> list[Part]:
+    if isinstance(item, str):
+        return [TextPart(text=item)]
+    if isinstance(item, TextPart | FilePart | DataPart):
+        return [item]
+    return list(item)
+
+
+def agent(function: AgentFunction | None = None, *, artifact_name: str = "response") -> Any:
+    """Turn an agent function into an ``AgentExecutor``; usable as ``@agent`` or
+    ``@agent(artifact_name=...)``."""
+    if function is None:
+        return lambda fn: FunctionAgent(fn, artifact_name=artifact_name)
+    return FunctionAgent(function, artifact_name=artifact_name)

@@ -1,0 +1,140 @@
+"""ASGI plumbing shared by the HTTP bindings (JSON-RPC, REST): bodies, JSON, SSE.
+
+Raw ASGI rather than a framework request object: the hot path reads the body once,
+answers with one pre-encoded byte string, and allocates nothing it does not need.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Any
+
+import anyio
+
+from parley.server._context import CallContext
+from parley.types import Event
+
+logger = logging.getLogger("parley.server")
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Any]
+Send = Callable[[Message], Any]
+
+JSON_HEADERS = [(b"content-type", b"application/json")]
+SSE_HEADERS = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache"),
+    (b"x-accel-buffering", b"no"),
+]
+DEFAULT_MAX_BODY_SIZE = 10 * 1024 * 1024
+
+
+class BodyTooLarge(Exception):
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The request body is larger than the limit of {limit} bytes")
+        self.limit = limit
+
+
+class ClientGone(Exception):
+    """The client disconnected before the body was read."""
+
+
+async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+    """The request body, refused with ``BodyTooLarge`` as soon as it passes ``limit``."""
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            try:
+                if int(value) > limit:
+                    raise BodyTooLarge(limit)
+            except ValueError:
+                pass
+            break
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                raise BodyTooLarge(limit)
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            break
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+async def send_body(
+    send: Send, status: int, body: bytes, headers: Iterable[tuple[bytes, bytes]] = JSON_HEADERS
+) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def call_context(scope: Scope) -> CallContext:
+    """The transport facts of an HTTP call: headers, extensions, ``Last-Event-ID``."""
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+    extensions = headers.get("x-a2a-extensions")
+    last_event_id = headers.get("last-event-id")
+    user = scope.get("user")
+    return CallContext(
+        headers=headers,
+        user=getattr(user, "display_name", None) if user is not None else None,
+        requested_extensions=frozenset(uri.strip() for uri in extensions.split(",") if uri.strip())
+        if extensions
+        else frozenset(),
+        last_event_id=int(last_event_id) if last_event_id and last_event_id.isdigit() else None,
+    )
+
+
+async def stream_sse(
+    receive: Receive,
+    send: Send,
+    events: AsyncIterator[tuple[int, Event]],
+    encode: Callable[[Event], bytes],
+    encode_error: Callable[[Exception], bytes],
+) -> None:
+    """Answer with an SSE stream: one ``id:``/``data:`` event per item of ``events``.
+
+    Races the stream against the client going away, so a vanished client stops the
+    reader (never the agent). An error raised by ``events`` after the stream started is
+    sent as a last event, encoded by ``encode_error``.
+    """
+    await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
+    async with anyio.create_task_group() as group:
+
+        async def watch_disconnect() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch_disconnect)
+        try:
+            async for sequence, event in events:
+                chunk = b"id: %d\ndata: %s\n\n" % (sequence, encode(event))
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except Exception as error:  # the stream has started: the error becomes its last event
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": b"data: %s\n\n" % encode_error(error),
+                    "more_body": True,
+                }
+            )
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                with anyio.CancelScope(shield=True):
+                    await aclose()
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+        group.cancel_scope.cancel()

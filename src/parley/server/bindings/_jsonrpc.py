@@ -1,0 +1,172 @@
+"""The JSON-RPC 2.0 binding (spec 3.2.1, 7, 8): POST at the card's URL.
+
+Decodes the request bytes straight into the request model of its method (one
+validation, no dict detour), calls the handler method the operation table names, and
+encodes the result straight to bytes. Only a request that fails validation takes the
+slow path, which works out which JSON-RPC error it deserves and which ``id`` to echo.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import TypeAdapter, ValidationError
+from pydantic_core import to_json
+
+from parley.protocol import (
+    BY_JSONRPC_METHOD,
+    A2AError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    JSONParseError,
+    MethodNotFoundError,
+    Operation,
+)
+from parley.server._handler import RequestHandler
+from parley.server.bindings._http import (
+    DEFAULT_MAX_BODY_SIZE,
+    BodyTooLarge,
+    ClientGone,
+    Receive,
+    Scope,
+    Send,
+    call_context,
+    logger,
+    read_body,
+    send_body,
+    stream_sse,
+)
+from parley.types import A2ARequest, Event
+
+_REQUEST = TypeAdapter[Any](A2ARequest)
+_NO_ID = object()
+
+
+def success(request_id: Any, result: Any) -> bytes:
+    """A JSON-RPC success response, as bytes (``result`` is always present)."""
+    return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (to_json(request_id), encode_result(result))
+
+
+def failure(request_id: Any, error: A2AError) -> bytes:
+    """A JSON-RPC error response, as bytes."""
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (to_json(request_id), to_json(body))
+
+
+def encode_result(result: Any) -> bytes:
+    if result is None:
+        return b"null"
+    if isinstance(result, list):
+        return b"[%s]" % b",".join(item.to_json() for item in result)
+    data: bytes = result.to_json()
+    return data
+
+
+class JSONRPCBinding:
+    """The ASGI app of the JSON-RPC endpoint."""
+
+    def __init__(
+        self, handler: RequestHandler, *, max_body_size: int = DEFAULT_MAX_BODY_SIZE
+    ) -> None:
+        self.handler = handler
+        self.max_body_size = max_body_size
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["method"] != "POST":
+            await send_body(
+                send,
+                405,
+                failure(None, InvalidRequestError("JSON-RPC requests must use POST")),
+                [(b"content-type", b"application/json"), (b"allow", b"POST")],
+            )
+            return
+        try:
+            body = await read_body(scope, receive, self.max_body_size)
+        except BodyTooLarge as too_large:
+            await send_body(send, 413, failure(None, InvalidRequestError(str(too_large))))
+            return
+        except ClientGone:
+            return
+        try:
+            request = _REQUEST.validate_json(body)
+        except ValidationError:
+            request_id, problem = diagnose(body)
+            await send_body(send, 200, failure(request_id, problem))
+            return
+        operation = BY_JSONRPC_METHOD[request.method]
+        method = getattr(self.handler, operation.name)
+        call = call_context(scope)
+        try:
+            result = await method(request.params, call)
+        except Exception as error:
+            await send_body(send, 200, failure(request.id, _as_a2a_error(error)))
+            return
+        if operation.streaming:
+            request_id = request.id
+
+            def encode(event: Event) -> bytes:
+                return success(request_id, event)
+
+            def encode_error(problem: Exception) -> bytes:
+                return failure(request_id, _as_a2a_error(problem))
+
+            await stream_sse(receive, send, result, encode, encode_error)
+        else:
+            await send_body(send, 200, success(request.id, result))
+
+
+def _as_a2a_error(error: Exception) -> A2AError:
+    if isinstance(error, A2AError):
+        return error
+    logger.exception("unexpected error while handling a JSON-RPC request", exc_info=error)
+    return InternalError("The server met an unexpected error; it has been logged")
+
+
+def diagnose(body: bytes) -> tuple[Any, A2AError]:
+    """Which error an invalid request deserves, and the ``id`` to answer with (spec 8.1)."""
+    try:
+        raw = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as error:
+        return None, JSONParseError(f"Invalid JSON payload: {error}")
+    if not isinstance(raw, dict):
+        return None, InvalidRequestError("A JSON-RPC request must be a JSON object")
+    request_id = raw.get("id", _NO_ID)
+    if request_id is _NO_ID:
+        request_id = None
+    elif isinstance(request_id, bool) or not isinstance(request_id, str | int | None):
+        return None, InvalidRequestError("The request id must be a string, a number or null")
+    if raw.get("jsonrpc") != "2.0":
+        return request_id, InvalidRequestError('The "jsonrpc" member must be exactly "2.0"')
+    method = raw.get("method")
+    if not isinstance(method, str):
+        return request_id, InvalidRequestError('The "method" member must be a string')
+    operation = BY_JSONRPC_METHOD.get(method)
+    if operation is None:
+        return request_id, MethodNotFoundError(f"Method not found: {method}")
+    return request_id, _params_error(operation, raw.get("params"))
+
+
+def _params_error(operation: Operation, params: Any) -> A2AError:
+    if operation.params is None:
+        return InvalidParamsError(f"{operation.jsonrpc_method} takes no params object")
+    if params is None:
+        return InvalidParamsError(f"{operation.jsonrpc_method} needs a params object")
+    try:
+        operation.params.model_validate(params)
+    except ValidationError as error:
+        return params_error(operation.jsonrpc_method, error)
+    return InvalidRequestError("Request payload validation error")
+
+
+def params_error(method: str, error: ValidationError) -> InvalidParamsError:
+    """A -32602 error that says which fields are wrong and why, without echoing input."""
+    problems = [
+        {"field": ".".join(str(part) for part in item["loc"]) or "params", "error": item["msg"]}
+        for item in error.errors(include_url=False, include_input=False)
+    ]
+    summary = "; ".join(f"{p['field']}: {p['error']}" for p in problems[:5])
+    return InvalidParamsError(f"Invalid params for {method}: {summary}", data=problems)
