@@ -26,11 +26,14 @@ class ClientCallContext:
     headers: dict[str, str] = field(default_factory=dict)
     """Extra HTTP headers (gRPC metadata, lower-cased, for the gRPC transport)."""
     timeout: float | None = None
-    """Overall limit of this call in seconds; ``None``: the transport's own limits only."""
+    """Overall limit of this call in seconds (the ``Client`` enforces it; a transport may
+    also pass it on, as a gRPC deadline); ``None``: the ``Timeouts`` limits only."""
     last_event_id: int | None = None
     """Resume a ``resubscribe`` after this event sequence number (``Last-Event-ID``)."""
     extensions: frozenset[str] = frozenset()
     """Extension URIs to activate (``X-A2A-Extensions``)."""
+    query: dict[str, str] = field(default_factory=dict)
+    """Extra URL query parameters (an API key ``in: query``); HTTP transports only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +53,9 @@ class Transport(Protocol):
     ) -> Any:
         """Run a non-streaming operation; returns its result decoded into parley types.
 
-        Raises an ``A2AError`` subclass for every failure, remote or local.
+        Raises an ``A2AError`` subclass for every failure, remote or local; a request
+        that never reached the agent (no connection) raises ``AgentUnreachableError``,
+        which is what makes transport selection fall back to the card's next interface.
         """
         ...
 
