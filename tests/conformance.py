@@ -1,10 +1,18 @@
 """Schema conformance of everything parley's JSON-RPC server emits.
 
-``observe(app)`` wraps an ASGI app and checks each response as it leaves: JSON-RPC
-bodies against the success response of the method called (or ``JSONRPCErrorResponse``),
-every SSE ``data:`` line of a stream the same way, and agent cards against
-``AgentCard``. Violations are collected, not raised mid-response; the autouse fixture in
-``conftest.py`` fails the test that produced them.
+``observe(app, ...)`` wraps one ASGI call and checks the response as it leaves:
+
+- on the JSON-RPC path, every response must be a JSON-RPC 2.0 response, as
+  ``application/json`` or as an SSE stream whose every ``data:`` is one; a success must
+  match the success response of the method called, an error ``JSONRPCErrorResponse``;
+  the ``id`` must echo the request's (``null`` only when the request's was unreadable),
+  and SSE ``id:`` sequence numbers must rise;
+- agent cards (both well-known paths) must be valid ``AgentCard`` objects.
+
+Violations are collected, never raised mid-response. ``conftest.py`` installs the
+observer on ``A2AApp`` for the whole session, so apps served by module- or
+session-scoped fixtures are observed too, and fails the test during which (or just
+after which) a violation was seen.
 """
 
 from __future__ import annotations
@@ -30,13 +38,18 @@ SUCCESS_DEFINITION = {
     "tasks/pushNotificationConfig/delete": "DeleteTaskPushNotificationConfigSuccessResponse",
     "agent/getAuthenticatedExtendedCard": "GetAuthenticatedExtendedCardSuccessResponse",
 }
+STREAMING_METHODS = frozenset({"message/stream", "tasks/resubscribe"})
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+_UNREADABLE = object()
 
 
 class Observations:
+    """Everything checked so far, and what failed."""
+
     def __init__(self) -> None:
         self.checked = 0
         self.violations: list[str] = []
+        self.reported = 0
 
     def check(self, definition: str, payload: Any) -> None:
         self.checked += 1
@@ -45,60 +58,163 @@ class Observations:
         except AssertionError as error:
             self.violations.append(str(error))
 
+    def violation(self, text: str) -> None:
+        self.checked += 1
+        self.violations.append(text)
 
-def check_jsonrpc(observations: Observations, method: str | None, payload: Any) -> None:
-    if isinstance(payload, dict) and "error" in payload:
-        observations.check("JSONRPCErrorResponse", payload)
-    elif method in SUCCESS_DEFINITION:
-        observations.check(SUCCESS_DEFINITION[method], payload)
+    def unreported(self) -> list[str]:
+        """Violations not yet handed out by an earlier call."""
+        new = self.violations[self.reported :]
+        self.reported = len(self.violations)
+        return new
 
 
-async def observe(app: ASGIApp, scope: Scope, receive: Any, send: Any, seen: Observations) -> None:
-    """Run ``app`` for one call, checking what it sends."""
+class _Call:
+    """What one HTTP call carried: the request, the response status, headers and body."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.request: list[bytes] = []
+        self.response: list[bytes] = []
+        self.status = 0
+        self.content_type = b""
+
+
+async def observe(
+    app: ASGIApp,
+    scope: Scope,
+    receive: Any,
+    send: Any,
+    seen: Observations,
+    rpc_path: str | None = None,
+) -> None:
+    """Run ``app`` for one call, checking what it sends.
+
+    ``rpc_path`` is the path of the JSON-RPC binding: everything answered there must be
+    JSON-RPC. Without it, a POST answered with a ``"jsonrpc"`` object is checked as one.
+    """
     if scope["type"] != "http":
         await app(scope, receive, send)
         return
-    request_body: list[bytes] = []
-    response_body: list[bytes] = []
-    content_type = b""
+    call = _Call(scope)
 
     async def receive_and_keep() -> Any:
         message = await receive()
         if message["type"] == "http.request":
-            request_body.append(message.get("body", b""))
+            call.request.append(message.get("body", b""))
         return message
 
     async def send_and_keep(message: dict[str, Any]) -> None:
-        nonlocal content_type
         if message["type"] == "http.response.start":
-            content_type = dict(message.get("headers", ())).get(b"content-type", b"")
+            call.status = message["status"]
+            call.content_type = dict(message.get("headers", ())).get(b"content-type", b"")
         elif message["type"] == "http.response.body":
-            response_body.append(message.get("body", b""))
+            call.response.append(message.get("body", b""))
         await send(message)
 
     try:
         await app(scope, receive_and_keep, send_and_keep)
     finally:
-        _check_call(seen, scope, b"".join(request_body), b"".join(response_body), content_type)
+        if call.status:
+            check_call(seen, call, rpc_path)
 
 
-def _check_call(
-    seen: Observations, scope: Scope, request: bytes, response: bytes, content_type: bytes
-) -> None:
-    path = scope["path"]
+def check_call(seen: Observations, call: _Call, rpc_path: str | None) -> None:
+    path = call.scope["path"]
+    response = b"".join(call.response)
     if path.endswith(CARD_PATHS):
-        if response:
-            seen.check("AgentCard", json.loads(response))
+        if call.status == 200:
+            _check_json(seen, "AgentCard", response, f"card at {path}")
         return
+    on_rpc_path = rpc_path is not None and _route_path(call.scope) == rpc_path
+    if call.scope["method"] != "POST" or not (on_rpc_path or rpc_path is None):
+        return
+    request = _request(b"".join(call.request))
+    if call.content_type.startswith(b"text/event-stream"):
+        _check_sse(seen, request, response)
+    elif call.content_type.startswith(b"application/json"):
+        try:
+            payload = json.loads(response)
+        except ValueError:
+            seen.violation(f"JSON-RPC answer is not JSON: {response[:300]!r}")
+            return
+        if on_rpc_path or (isinstance(payload, dict) and "jsonrpc" in payload):
+            check_jsonrpc(seen, request, payload)
+    elif on_rpc_path:
+        seen.violation(
+            f"JSON-RPC answer has content-type {call.content_type!r} (status {call.status}); "
+            "spec 3.2.1 allows application/json or text/event-stream"
+        )
+
+
+def _check_sse(seen: Observations, request: Any, response: bytes) -> None:
+    last_id: int | None = None
+    for block in response.replace(b"\r\n", b"\n").split(b"\n\n"):
+        data = [line[5:].strip() for line in block.split(b"\n") if line.startswith(b"data:")]
+        ids = [line[3:].strip() for line in block.split(b"\n") if line.startswith(b"id:")]
+        if not data:
+            continue
+        if ids:
+            try:
+                event_id = int(ids[0])
+            except ValueError:
+                seen.violation(f"SSE id is not a sequence number: {ids[0]!r}")
+            else:
+                if last_id is not None and event_id <= last_id:
+                    seen.violation(f"SSE ids do not rise: {event_id} after {last_id}")
+                last_id = event_id
+        try:
+            payload = json.loads(b"\n".join(data))
+        except ValueError:
+            seen.violation(f"SSE data is not JSON: {block[:300]!r}")
+            continue
+        check_jsonrpc(seen, request, payload)
+
+
+def check_jsonrpc(seen: Observations, request: Any, payload: Any) -> None:
+    """Check one JSON-RPC response against the request it answers."""
+    method = request.get("method") if isinstance(request, dict) else None
+    if isinstance(payload, dict) and "error" in payload:
+        seen.check("JSONRPCErrorResponse", payload)
+    elif method in SUCCESS_DEFINITION:
+        seen.check(SUCCESS_DEFINITION[method], payload)
+    else:
+        seen.violation(f"a success answer to a request with method {method!r}: {payload!r:.300}")
+    if isinstance(payload, dict):
+        _check_id(seen, request, payload)
+
+
+def _check_id(seen: Observations, request: Any, payload: dict[str, Any]) -> None:
+    answered = payload.get("id", _UNREADABLE)
+    if request is _UNREADABLE or not isinstance(request, dict) or "id" not in request:
+        if answered is not None and "error" in payload:
+            seen.violation(f"an error to an unreadable request must have id null, not {answered!r}")
+        return
+    wanted = request["id"]
+    valid_id = not isinstance(wanted, bool) and isinstance(wanted, str | int | None)
+    if valid_id and answered != wanted:
+        seen.violation(f"response id {answered!r} does not echo the request id {wanted!r}")
+
+
+def _check_json(seen: Observations, definition: str, body: bytes, where: str) -> None:
     try:
-        method = json.loads(request).get("method") if request else None
-    except (ValueError, AttributeError):
-        method = None
-    if content_type.startswith(b"text/event-stream"):
-        for line in response.split(b"\n"):
-            if line.startswith(b"data:"):
-                check_jsonrpc(seen, method, json.loads(line[5:]))
-    elif content_type.startswith(b"application/json") and response and scope["method"] == "POST":
-        payload = json.loads(response)
-        if isinstance(payload, dict) and payload.get("jsonrpc") == "2.0":
-            check_jsonrpc(seen, method, payload)
+        payload = json.loads(body)
+    except ValueError:
+        seen.violation(f"{where} is not JSON: {body[:300]!r}")
+        return
+    seen.check(definition, payload)
+
+
+def _request(body: bytes) -> Any:
+    try:
+        return json.loads(body) if body else _UNREADABLE
+    except ValueError:
+        return _UNREADABLE
+
+
+def _route_path(scope: Scope) -> str:
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        return path[len(root) :] or "/"
+    return path

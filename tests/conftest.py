@@ -1,8 +1,9 @@
 """Shared fixtures.
 
-Every A2A app a test serves, in memory or on uvicorn, is observed by the schema
-conformance check (``tests/conformance.py``): a test whose server emitted anything that
-is not valid against ``a2a.json`` fails, whatever the test itself asserted.
+Every A2A app a test serves, in memory or on uvicorn, from a test or from a fixture of
+any scope, is observed by the schema conformance check (``tests/conformance.py``): a
+test during which a server emitted anything that is not valid against ``a2a.json``
+fails, whatever the test itself asserted.
 """
 
 from __future__ import annotations
@@ -16,18 +17,29 @@ from parley.server import A2AApp
 from tests.conformance import Observations, observe
 
 
-@pytest.fixture(autouse=True)
-def schema_conformance(monkeypatch: pytest.MonkeyPatch) -> Iterator[Observations]:
-    """Check everything any A2AApp emits during the test against a2a.json."""
+@pytest.fixture(scope="session", autouse=True)
+def schema_observer() -> Iterator[Observations]:
+    """Observe every A2AApp call of the whole session (see ``tests/conformance.py``)."""
     seen = Observations()
     original = A2AApp.__call__
 
     async def observed(self: A2AApp, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        await observe(lambda s, r, w: original(self, s, r, w), scope, receive, send, seen)
+        def app(s: dict[str, Any], r: Any, w: Any) -> Any:
+            return original(self, s, r, w)
 
-    monkeypatch.setattr(A2AApp, "__call__", observed)
-    yield seen
-    if seen.violations:
-        pytest.fail(
-            "the server emitted payloads that a2a.json refuses:\n" + "\n".join(seen.violations)
-        )
+        await observe(app, scope, receive, send, seen, self.rpc_path)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(A2AApp, "__call__", observed)
+        yield seen
+
+
+@pytest.fixture(autouse=True)
+def schema_conformance(schema_observer: Observations) -> Iterator[Observations]:
+    """Fail the test if a server emitted a payload a2a.json refuses while it ran."""
+    # Violations seen since the last test ended (say, while a module-scoped fixture
+    # served its app for this test) count against this test too.
+    yield schema_observer
+    violations = schema_observer.unreported()
+    if violations:
+        pytest.fail("the server emitted payloads that a2a.json refuses:\n" + "\n".join(violations))
