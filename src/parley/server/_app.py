@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from parley.server._agent import AgentExecutor
 from parley.server._card import CardPublisher, binding_path, check_card
@@ -60,7 +60,7 @@ class A2AApp:
             lifespan=self._lifespan,
         )
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and _route_path(scope) == self.rpc_path:
             await self.jsonrpc(scope, receive, send)
         else:
@@ -80,7 +80,7 @@ class A2AApp:
             await self.handler.aclose()
 
 
-def _route_path(scope: dict[str, Any]) -> str:
+def _route_path(scope: Scope) -> str:
     path: str = scope["path"]
     root: str = scope.get("root_path", "")
     if root and path.startswith(root):

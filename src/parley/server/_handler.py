@@ -121,6 +121,11 @@ class RequestHandler:
                     f"Task {task.id} is {task.status.state.value}; a task in a terminal "
                     "state cannot take more messages. Send without taskId to start a new task."
                 )
+            if live.users:
+                raise InvalidParamsError(
+                    f"Task {task.id} is still working on an earlier message; send again once "
+                    "it asks for input or finishes, or cancel it first."
+                )
             if message.context_id and message.context_id != task.context_id:
                 raise InvalidParamsError(
                     f"Task {task.id} belongs to context {task.context_id}, not {message.context_id}"

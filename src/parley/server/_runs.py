@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from parley.protocol import (
     InvalidAgentResponseError,
+    add_to_history,
     apply,
     can_move,
     ends_interaction,
@@ -199,10 +200,12 @@ class TaskRuns:
     async def _record_user_message(self, live: LiveTask, context: RequestContext) -> None:
         assert live.task is not None
         assert context.message is not None
-        if live.task.history is None:
-            live.task.history = [context.message]
-        else:
-            live.task.history.append(context.message)
+        task = live.task
+        question = task.status.message
+        if question is not None:  # answered: the question joins the history before the answer
+            add_to_history(task, question)
+            task.status = task.status.model_copy(update={"message": None})
+        add_to_history(task, context.message)
         await self.store.save(live.task, live.log.last_sequence)
 
     async def _execute(self, live: LiveTask, context: RequestContext) -> None:

@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Any
 
 import anyio
+from starlette.types import Receive, Scope, Send
 
 from parley.server._context import CallContext
 from parley.types import Event
 
 logger = logging.getLogger("parley.server")
 
-Scope = dict[str, Any]
-Message = dict[str, Any]
-Receive = Callable[[], Any]
-Send = Callable[[Message], Any]
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
 SSE_HEADERS = [

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_json
+from starlette.types import Receive, Scope, Send
 
 from parley.protocol import (
     BY_JSONRPC_METHOD,
@@ -29,9 +30,6 @@ from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
     BodyTooLarge,
     ClientGone,
-    Receive,
-    Scope,
-    Send,
     call_context,
     logger,
     read_body,

@@ -1,0 +1,74 @@
+"""The reducer shared by server and client (spec 7.2.2, 7.2.3)."""
+
+from __future__ import annotations
+
+from parley.protocol import apply
+from parley.types import (
+    Artifact,
+    Message,
+    Role,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+
+
+def task() -> Task:
+    return Task(id="t", context_id="c", status=TaskStatus(state=TaskState.submitted))
+
+
+def chunk(
+    text: str, *, append: bool | None = None, artifact_id: str = "a"
+) -> TaskArtifactUpdateEvent:
+    return TaskArtifactUpdateEvent(
+        task_id="t",
+        context_id="c",
+        append=append,
+        artifact=Artifact(artifact_id=artifact_id, parts=[TextPart(text=text)]),
+    )
+
+
+def texts(t: Task, index: int = 0) -> list[str]:
+    assert t.artifacts is not None
+    return [p.text for p in t.artifacts[index].parts]  # type: ignore[union-attr]
+
+
+def test_append_grows_one_artifact_without_touching_the_events() -> None:
+    first, second = chunk("a"), chunk("b", append=True)
+    result = apply(apply(task(), first), second)
+    assert result is not None
+    assert texts(result) == ["a", "b"]
+    assert [p.text for p in first.artifact.parts] == ["a"]  # type: ignore[union-attr]
+
+
+def test_same_id_without_append_replaces_and_new_id_adds() -> None:
+    result = apply(apply(apply(task(), chunk("a")), chunk("b")), chunk("c", artifact_id="z"))
+    assert result is not None
+    assert texts(result) == ["b"]
+    assert texts(result, 1) == ["c"]
+
+
+def test_status_message_moves_to_history_when_replaced() -> None:
+    question = Message(message_id="q", role=Role.agent, parts=[TextPart(text="?")])
+    asking = TaskStatusUpdateEvent(
+        task_id="t",
+        context_id="c",
+        final=True,
+        status=TaskStatus(state=TaskState.input_required, message=question),
+    )
+    working = TaskStatusUpdateEvent(
+        task_id="t", context_id="c", status=TaskStatus(state=TaskState.working)
+    )
+    result = apply(apply(task(), asking), working)
+    assert result is not None
+    assert result.status.state is TaskState.working
+    assert result.history == [question]
+
+
+def test_message_without_task_creates_nothing() -> None:
+    reply = Message(message_id="r", role=Role.agent, parts=[TextPart(text="hi")])
+    assert apply(None, reply) is None
+    assert apply(None, chunk("a")) is None

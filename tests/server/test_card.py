@@ -1,0 +1,123 @@
+"""The agent card: served, checked at startup, URL derived (spec 5.3, 5.5, 5.6)."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from parley.server import CardError, create_app
+from parley.types import AgentCard, AgentInterface
+from tests.server.agents import ScriptedAgent, card
+from tests.server.rpc import error, result
+
+
+async def fetch(app: object, path: str, **headers: str) -> httpx.Response:
+    transport = httpx.ASGITransport(app=app)  # type: ignore[arg-type]
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test:8080") as http:
+        return await http.get(path, headers=headers)
+
+
+@pytest.mark.parametrize("path", ["/.well-known/agent-card.json", "/.well-known/agent.json"])
+async def test_card_is_served_at_both_well_known_paths(path: str) -> None:
+    """Spec 5.3: /.well-known/agent-card.json; the older agent.json path still answers."""
+    response = await fetch(create_app(ScriptedAgent(), card()), path)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "application/json"
+    served = AgentCard.model_validate_json(response.content)
+    assert served.name == "test agent"
+
+
+async def test_empty_url_is_derived_from_the_address_served() -> None:
+    response = await fetch(create_app(ScriptedAgent(), card()), "/.well-known/agent-card.json")
+    served = response.json()
+    assert served["url"] == "http://agent.test:8080/"
+    assert served["additionalInterfaces"] == [
+        {"url": "http://agent.test:8080/", "transport": "JSONRPC"}
+    ]
+
+
+async def test_url_behind_a_proxy_comes_from_forwarded_headers() -> None:
+    response = await fetch(
+        create_app(ScriptedAgent(), card()),
+        "/.well-known/agent-card.json",
+        **{"X-Forwarded-Proto": "https", "X-Forwarded-Host": "agents.example.com"},
+    )
+    assert response.json()["url"] == "https://agents.example.com/"
+
+
+async def test_given_url_is_kept_and_its_path_serves_jsonrpc() -> None:
+    app = create_app(ScriptedAgent(), card(url="https://example.com/a2a/v1"))
+    response = await fetch(app, "/.well-known/agent-card.json")
+    assert response.json()["url"] == "https://example.com/a2a/v1"
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as http:
+        answer = await http.post(
+            "/a2a/v1",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": "x"}},
+        )
+    assert answer.json()["error"]["code"] == -32001
+
+
+@pytest.mark.parametrize(
+    ("fields", "named"),
+    [
+        ({"preferred_transport": "GRPC"}, "preferredTransport"),
+        (
+            {"additional_interfaces": [AgentInterface(url="http://x/", transport="HTTP+JSON")]},
+            "additionalInterfaces[0].transport",
+        ),
+        ({"capabilities": {"pushNotifications": True}}, "capabilities.pushNotifications"),
+        ({"supports_authenticated_extended_card": True}, "supportsAuthenticatedExtendedCard"),
+    ],
+)
+def test_startup_refuses_a_card_that_promises_too_much(
+    fields: dict[str, object], named: str
+) -> None:
+    """The card is checked when the app is built; the error names the bad field."""
+    with pytest.raises(CardError, match=named.replace("[", r"\[").replace("]", r"\]")):
+        create_app(ScriptedAgent(), card(**fields))
+
+
+def test_startup_refuses_an_interface_at_another_path() -> None:
+    interfaces = [AgentInterface(url="https://example.com/other", transport="JSONRPC")]
+    with pytest.raises(CardError, match=r"additionalInterfaces\[0\].url"):
+        create_app(
+            ScriptedAgent(), card(url="https://example.com/a2a", additional_interfaces=interfaces)
+        )
+
+
+async def test_extended_card_is_returned_when_configured() -> None:
+    """Spec 7.10: agent/getAuthenticatedExtendedCard returns the extended card."""
+    extended = card(name="test agent (extended)", supports_authenticated_extended_card=True)
+    app = create_app(
+        ScriptedAgent(), card(supports_authenticated_extended_card=True), extended_card=extended
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as http:
+        got = await result(http, "agent/getAuthenticatedExtendedCard")
+        assert got["name"] == "test agent (extended)"
+
+
+async def test_extended_card_provider_can_refuse_the_caller() -> None:
+    from parley.protocol import UnauthenticatedError
+    from parley.server import CallContext
+
+    async def provider(call: CallContext) -> AgentCard:
+        if call.headers.get("authorization") != "Bearer good":
+            raise UnauthenticatedError("A bearer token is required")
+        return card(name="secret")
+
+    app = create_app(
+        ScriptedAgent(), card(supports_authenticated_extended_card=True), extended_card=provider
+    )
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as http:
+        refused = await error(http, "agent/getAuthenticatedExtendedCard")
+        assert refused["code"] == -31401
+        http.headers["Authorization"] = "Bearer good"
+        assert (await result(http, "agent/getAuthenticatedExtendedCard"))["name"] == "secret"
+
+
+async def test_health() -> None:
+    response = await fetch(create_app(ScriptedAgent(), card()), "/health")
+    assert response.json() == {"status": "ok"}

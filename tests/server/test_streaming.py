@@ -1,0 +1,183 @@
+"""message/stream, tasks/resubscribe and Last-Event-ID over real HTTP (spec 7.2, 7.9)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from parley.server import A2AApp
+from tests.server.agents import ScriptedAgent, scripted_app
+from tests.server.rpc import body, result, send, sse, user_message
+from tests.servers import running
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, ScriptedAgent]]:
+    app, agent = scripted_app()
+    with running(app) as url:
+        yield url, agent
+
+
+@pytest.fixture
+async def http(served: tuple[str, ScriptedAgent]) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=served[0], timeout=30) as client:
+        yield client
+
+
+def stream_params(text: str, **fields: Any) -> dict[str, Any]:
+    return {"message": user_message(text, **fields)}
+
+
+async def test_stream_sends_every_event_in_order_with_sequence_ids(
+    http: httpx.AsyncClient,
+) -> None:
+    """Spec 7.2: each SSE data is one JSON-RPC response; parley's SSE id is the sequence."""
+    events = await sse(http, "message/stream", stream_params("chunks 3"), None)
+    kinds = [answer["result"]["kind"] for _, answer in events]
+    assert kinds == ["task", "status-update", *["artifact-update"] * 3, "status-update"]
+    assert [event_id for event_id, _ in events] == [1, 2, 3, 4, 5, 6]
+    assert all(answer["id"] == 1 for _, answer in events)
+    final = events[-1][1]["result"]
+    assert final["status"]["state"] == "completed"
+    assert final["final"] is True
+
+
+async def test_each_event_is_one_data_line(http: httpx.AsyncClient) -> None:
+    """Spec 7.2: every event's data is one JSON-RPC response on one line."""
+    request = body("message/stream", stream_params("chunks 2"))
+    async with http.stream("POST", "/", json=request) as response:
+        raw = b"".join([chunk async for chunk in response.aiter_bytes()])
+    blocks = [block for block in raw.split(b"\n\n") if block]
+    for block in blocks:
+        id_line, data_line = block.split(b"\n")
+        assert id_line.startswith(b"id: ")
+        assert data_line.startswith(b"data: ")
+        json.loads(data_line[6:])
+
+
+async def test_stream_of_a_direct_reply_is_one_message(http: httpx.AsyncClient) -> None:
+    events = await sse(http, "message/stream", stream_params("reply hi"), None)
+    assert [answer["result"]["kind"] for _, answer in events] == ["message"]
+
+
+async def test_stream_errors_before_start_are_plain_jsonrpc_errors(
+    http: httpx.AsyncClient,
+) -> None:
+    response = await http.post("/", json=body("message/stream", stream_params("x", taskId="no")))
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["code"] == -32001
+
+
+async def test_resubscribe_sends_the_task_then_live_events(
+    http: httpx.AsyncClient, served: tuple[str, ScriptedAgent]
+) -> None:
+    """Spec 7.9: resubscribe to a running task: the current Task first, then what follows."""
+    task = await send(http, "slow", configuration={"blocking": False})
+    reader = asyncio.create_task(sse(http, "tasks/resubscribe", {"id": task["id"]}, None))
+    await asyncio.sleep(0.2)
+    served[1].release.set()
+    events = await reader
+    kinds = [answer["result"]["kind"] for _, answer in events]
+    assert kinds[0] == "task"
+    assert kinds[-1] == "status-update"
+    assert events[-1][1]["result"]["status"]["state"] == "completed"
+    ids = [event_id or 0 for event_id, _ in events]
+    assert ids == sorted(ids)
+    assert len(set(ids)) == len(ids)
+
+
+async def test_resubscribe_to_a_finished_task_sends_the_final_task(
+    http: httpx.AsyncClient,
+) -> None:
+    task = await send(http, "echo x")
+    events = await sse(http, "tasks/resubscribe", {"id": task["id"]}, None)
+    assert len(events) == 1
+    assert events[0][1]["result"] == task
+
+
+async def test_resubscribe_unknown_task(http: httpx.AsyncClient) -> None:
+    response = await http.post("/", json=body("tasks/resubscribe", {"id": "nope"}))
+    assert response.json()["error"]["code"] == -32001
+
+
+async def test_last_event_id_resumes_with_no_gap_and_no_duplicate(
+    http: httpx.AsyncClient, served: tuple[str, ScriptedAgent]
+) -> None:
+    """A dropped stream resumed with Last-Event-ID continues right after that event."""
+    seen: list[tuple[int, dict[str, Any]]] = []
+    request = body("message/stream", stream_params("chunks-wait 8"))
+    async with http.stream("POST", "/", json=request) as response:
+        event_id = 0
+        async for line in response.aiter_lines():
+            if line.startswith("id:"):
+                event_id = int(line[3:])
+            elif line.startswith("data:"):
+                seen.append((event_id, json.loads(line[5:])))
+                if len(seen) == 5:
+                    break  # the connection drops here
+    task_id = seen[0][1]["result"]["id"]
+    reader = asyncio.create_task(
+        sse(http, "tasks/resubscribe", {"id": task_id}, {"Last-Event-ID": "5"})
+    )
+    await asyncio.sleep(0.2)
+    served[1].release.set()
+    rest = await reader
+    ids = [event_id for event_id, _ in seen] + [event_id for event_id, _ in rest]
+    assert ids == list(range(1, len(ids) + 1))
+    chunks = [
+        a["result"]["artifact"]["parts"][0]["text"]
+        for _, a in seen + rest
+        if a["result"]["kind"] == "artifact-update"
+    ]
+    assert chunks == [f"{i}," for i in range(8)]
+    assert rest[-1][1]["result"]["status"]["state"] == "completed"
+
+
+async def test_a_stalled_reader_blocks_neither_the_agent_nor_other_readers(
+    http: httpx.AsyncClient, served: tuple[str, ScriptedAgent]
+) -> None:
+    """3,000 artifact chunks; one reader stops after 10 events and never reads again; the
+    agent still completes and another reader gets all 3,000, in order."""
+    request = body("message/stream", stream_params("chunks-wait 3000"))
+    async with http.stream("POST", "/", json=request) as stalled:
+        lines = stalled.aiter_lines()
+        first: dict[str, Any] | None = None
+        count = 0
+        async for line in lines:
+            if line.startswith("data:"):
+                count += 1
+                first = first or json.loads(line[5:])
+                if count == 10:
+                    break  # stop reading, but keep the connection open
+        assert first is not None
+        task_id = first["result"]["id"]
+        async with httpx.AsyncClient(base_url=served[0], timeout=60) as other:
+            reader = asyncio.create_task(
+                sse(other, "tasks/resubscribe", {"id": task_id}, {"Last-Event-ID": "0"})
+            )
+            await asyncio.sleep(0.5)
+            served[1].release.set()
+            events = await asyncio.wait_for(reader, 60)
+            done = await result(other, "tasks/get", {"id": task_id, "historyLength": 0})
+    chunks = [
+        a["result"]["artifact"]["parts"][0]["text"]
+        for _, a in events
+        if a["result"]["kind"] == "artifact-update"
+    ]
+    assert chunks == [f"{i}," for i in range(3000)]
+    assert done["status"]["state"] == "completed"
+    assert len(done["artifacts"][0]["parts"]) == 3000
+
+
+async def test_streaming_refused_when_the_card_says_no() -> None:
+    app: A2AApp
+    app, _ = scripted_app(capabilities={"streaming": False})
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as client:
+        answer = (await client.post("/", json=body("message/stream", stream_params("x")))).json()
+    assert answer["error"]["code"] == -32004
