@@ -1,0 +1,60 @@
+"""The agents shown in README.md work as shown (the README quotes examples/ verbatim)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from parley.server import AgentExecutor, RequestHandler
+from parley.types import Message, MessageSendParams, Role, Task, TaskState, TextPart
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def params(text: str, task_id: str | None = None) -> MessageSendParams:
+    return MessageSendParams(
+        message=Message(
+            message_id=text or "empty", role=Role.user, parts=[TextPart(text=text)], task_id=task_id
+        )
+    )
+
+
+@pytest.mark.parametrize("example", ["greeter", "greeter_executor"])
+def test_readme_quotes_the_example(example: str) -> None:
+    readme = (ROOT / "README.md").read_text()
+    code = (ROOT / "examples" / f"{example}.py").read_text()
+    assert code.strip() in readme
+
+
+@pytest.mark.parametrize(
+    ("example", "attribute"), [("greeter", "greeter"), ("greeter_executor", "Greeter")]
+)
+async def test_example_agent_asks_then_greets(example: str, attribute: str) -> None:
+    module = load(example)
+    executor: AgentExecutor = getattr(module, attribute)
+    if isinstance(executor, type):
+        executor = executor()
+    handler = RequestHandler(executor, load("greeter").card)
+    asked = await handler.send_message(params(" "))
+    assert isinstance(asked, Task)
+    assert asked.status.state is TaskState.input_required
+    done = await handler.send_message(params("Ada", task_id=asked.id))
+    assert isinstance(done, Task)
+    assert done.status.state is TaskState.completed
+    assert done.artifacts is not None
+    assert done.artifacts[0].parts[0].text == "Hello, Ada!"  # type: ignore[union-attr]
+    await handler.aclose()
