@@ -1,0 +1,164 @@
+"""Finding and checking an agent card (spec 5.3, 5.5, 5.6.4).
+
+A card comes from a base URL (``/.well-known/agent-card.json``, then the older
+``/.well-known/agent.json``), from the full URL of a card, or from a file. A bad card is
+refused with ``CardError`` whose ``problems`` name each field and what is wrong with it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+from pydantic import ValidationError
+
+from parley.client._errors import CardError, NotAnAgentError
+from parley.client._transport import Timeouts
+from parley.client.transports._http import not_an_agent, refused, translated
+from parley.types import AgentCard
+
+CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+"""Where a base URL's card is looked for, in order (the second is the pre-0.3 name)."""
+
+
+def parse_card(data: bytes | str | dict[str, Any], source: str = "the card") -> AgentCard:
+    """Validate a card's JSON; raises ``CardError`` listing every problem found."""
+    try:
+        raw = json.loads(data) if isinstance(data, bytes | str) else data
+    except ValueError as error:
+        raise CardError(f"{source} is not JSON: {error}", problems=[str(error)]) from None
+    if not isinstance(raw, dict):
+        raise CardError(f"{source} is not a JSON object", problems=["expected a JSON object"])
+    try:
+        card = AgentCard.model_validate(raw)
+    except ValidationError as error:
+        problems = [
+            f"{'.'.join(str(p) for p in item['loc']) or 'card'}: {item['msg']}"
+            for item in error.errors(include_url=False, include_input=False)
+        ]
+        raise CardError(
+            f"{source} is not a valid agent card: " + "; ".join(problems[:5]), problems=problems
+        ) from None
+    problems = card_problems(card)
+    if problems:
+        raise CardError(
+            f"{source} is not a valid agent card: " + "; ".join(problems), problems=problems
+        )
+    return card
+
+
+def card_problems(card: AgentCard) -> list[str]:
+    """Rules of spec 5.6 that a well-formed card can still break (MUSTs only)."""
+    problems = []
+    if not card.url:
+        problems.append("url: the card gives no endpoint")
+    elif not _absolute(card.url) and card.preferred_transport.upper() != "GRPC":
+        problems.append(f"url: {card.url!r} is not an absolute http(s) URL")
+    if not card.preferred_transport:
+        problems.append("preferredTransport: must name the transport served at url")
+    for index, interface in enumerate(card.additional_interfaces or ()):
+        if not interface.url:
+            problems.append(f"additionalInterfaces.{index}.url: empty")
+    return problems
+
+
+def card_warnings(card: AgentCard) -> list[str]:
+    """Advice of spec 5.6 (SHOULDs) the card does not follow; nothing here is fatal."""
+    warnings = []
+    interfaces = card.additional_interfaces
+    if interfaces and not any(
+        i.url == card.url and i.transport == card.preferred_transport for i in interfaces
+    ):
+        warnings.append(
+            "additionalInterfaces does not repeat the main url with preferredTransport (5.6.2)"
+        )
+    urls = [card.url, *(i.url for i in interfaces or ())]
+    if any(url.startswith("http://") and not _local(url) for url in urls):
+        warnings.append("an interface uses plain http; production agents should use https")
+    if card.security and not card.security_schemes:
+        warnings.append("security names schemes, but securitySchemes declares none")
+    for requirement in card.security or ():
+        for name in requirement:
+            if name not in (card.security_schemes or {}):
+                warnings.append(f"security refers to {name!r}, which securitySchemes lacks")
+    return warnings
+
+
+async def fetch_card(
+    source: str,
+    http_client: httpx.AsyncClient | None = None,
+    *,
+    timeouts: Timeouts | None = None,
+    headers: dict[str, str] | None = None,
+) -> AgentCard:
+    """The card at ``source``: a base URL, a card URL, or a file path.
+
+    Raises ``CardError`` (no card, or a bad one), ``AgentUnreachableError``,
+    ``NotAnAgentError``, ``UnauthenticatedError`` / ``PermissionDeniedError``.
+    """
+    if not source.startswith(("http://", "https://")):
+        return _read_file(source)
+    limits = timeouts or Timeouts()
+    http = http_client or httpx.AsyncClient()
+    try:
+        for url in card_urls(source):
+            with translated(url):
+                response = await http.get(
+                    url,
+                    headers=headers,
+                    timeout=httpx.Timeout(limits.read, connect=limits.connect),
+                    follow_redirects=True,
+                )
+            if response.status_code == 404 and url != card_urls(source)[-1]:
+                continue
+            return _card_from(response, url)
+        raise AssertionError("unreachable")  # pragma: no cover
+    finally:
+        if http_client is None:
+            await http.aclose()
+
+
+def card_urls(source: str) -> list[str]:
+    """Where to look for the card of ``source``, in order."""
+    parts = urlsplit(source)
+    if parts.path.endswith(".json"):
+        return [source]
+    base = source.rstrip("/")
+    return [base + path for path in CARD_PATHS]
+
+
+def _card_from(response: httpx.Response, url: str) -> AgentCard:
+    refused(response)
+    if response.status_code == 404:
+        raise NotAnAgentError(
+            f"{url} has no agent card (HTTP 404): is this an A2A agent?", status_code=404
+        )
+    if response.status_code != 200:
+        raise not_an_agent(response, "an agent card")
+    try:
+        data = response.json()
+    except ValueError:
+        raise not_an_agent(response, "an agent card (the body is not JSON)") from None
+    return parse_card(data, f"the card at {url}")
+
+
+def _read_file(source: str) -> AgentCard:
+    path = Path(source)
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise CardError(f"cannot read the card file {source}: {error.strerror}") from None
+    return parse_card(data, f"the card file {source}")
+
+
+def _absolute(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _local(url: str) -> bool:
+    host = urlsplit(url).hostname or ""
+    return host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost")

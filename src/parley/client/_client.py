@@ -1,0 +1,430 @@
+"""``Client``: one typed method per A2A operation, written once over any ``Transport``.
+
+Every method builds the operation's params model and goes through ``call`` (one answer)
+or ``stream`` (events), which run the interceptors, enforce the per-call timeout and,
+for streams, resume a broken stream through ``tasks/resubscribe`` with the last event id
+seen, so that the caller gets every event once and in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import uuid
+from collections.abc import AsyncIterator, Iterable, Sequence
+from typing import Any, TypeVar
+
+import anyio
+
+from parley.client._errors import (
+    AgentUnreachableError,
+    ClientTimeoutError,
+    StreamInterruptedError,
+)
+from parley.client._interceptors import ClientCall, ClientInterceptor
+from parley.client._transport import ClientCallContext, StreamItem, Transport
+from parley.protocol import BY_NAME, A2AError, Operation, ends_interaction
+from parley.types import (
+    A2AModel,
+    AgentCard,
+    DeleteTaskPushNotificationConfigParams,
+    Event,
+    GetTaskPushNotificationConfigParams,
+    ListTaskPushNotificationConfigParams,
+    Message,
+    MessageSendConfiguration,
+    MessageSendParams,
+    Part,
+    PushNotificationConfig,
+    Role,
+    Task,
+    TaskIdParams,
+    TaskPushNotificationConfig,
+    TaskQueryParams,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+
+_RESUBSCRIBE = BY_NAME["resubscribe"]
+_T = TypeVar("_T")
+
+
+class Client:
+    """An A2A client over one transport.
+
+    ``card`` is the agent's card (interceptors read its security schemes);
+    ``extensions`` are asked for on every call; ``max_resumes`` is how many times in a
+    row a broken stream is resumed before ``StreamInterruptedError`` reaches the caller.
+    Use it as an async context manager, or call ``aclose``.
+    """
+
+    def __init__(
+        self,
+        transport: Transport,
+        *,
+        card: AgentCard | None = None,
+        interceptors: Sequence[ClientInterceptor] = (),
+        extensions: Iterable[str] = (),
+        max_resumes: int = 3,
+        resume_delay: float = 0.2,
+    ) -> None:
+        self.transport = transport
+        self.card = card
+        self.interceptors = list(interceptors)
+        self.extensions = frozenset(extensions)
+        self.max_resumes = max_resumes
+        self.resume_delay = resume_delay
+
+    async def __aenter__(self) -> Client:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    # -- the operations ------------------------------------------------------------------
+
+    async def send_message(
+        self,
+        message: Message | str | Sequence[Part],
+        *,
+        context_id: str | None = None,
+        task_id: str | None = None,
+        blocking: bool = True,
+        history_length: int | None = None,
+        accepted_output_modes: list[str] | None = None,
+        push_notification_config: PushNotificationConfig | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: ClientCallContext | None = None,
+    ) -> Task | Message:
+        """``message/send`` (spec 7.1): the task (or the agent's direct reply).
+
+        ``blocking`` waits until the task is terminal or interrupted, with no read time
+        limit (``Timeouts.wait``). Raises ``A2AError`` subclasses.
+        """
+        params = send_params(
+            message, context_id, task_id, metadata,
+            MessageSendConfiguration(
+                blocking=blocking,
+                history_length=history_length,
+                accepted_output_modes=accepted_output_modes,
+                push_notification_config=push_notification_config,
+            ),
+        )  # fmt: skip
+        result: Task | Message = await self.call(BY_NAME["send_message"], params, context)
+        return result
+
+    async def stream_message(
+        self,
+        message: Message | str | Sequence[Part],
+        *,
+        context_id: str | None = None,
+        task_id: str | None = None,
+        accepted_output_modes: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        context: ClientCallContext | None = None,
+    ) -> AsyncIterator[Event]:
+        """``message/stream`` (spec 7.2): the events of the run, until it ends.
+
+        A broken stream is resumed (see ``stream``). Raises ``A2AError`` subclasses.
+        """
+        configuration = MessageSendConfiguration(accepted_output_modes=accepted_output_modes)
+        params = send_params(message, context_id, task_id, metadata, configuration)
+        async with _closing(self.stream(BY_NAME["stream_message"], params, context)) as items:
+            async for item in items:
+                yield item.event
+
+    async def get_task(
+        self,
+        task_id: str,
+        *,
+        history_length: int | None = None,
+        context: ClientCallContext | None = None,
+    ) -> Task:
+        """``tasks/get`` (spec 7.3); raises ``TaskNotFoundError`` for an unknown task."""
+        params = TaskQueryParams(id=task_id, history_length=history_length)
+        task: Task = await self.call(BY_NAME["get_task"], params, context)
+        return task
+
+    async def cancel_task(self, task_id: str, *, context: ClientCallContext | None = None) -> Task:
+        """``tasks/cancel`` (spec 7.4); raises ``TaskNotCancelableError`` once it is over."""
+        task: Task = await self.call(BY_NAME["cancel_task"], TaskIdParams(id=task_id), context)
+        return task
+
+    async def resubscribe(
+        self,
+        task_id: str,
+        *,
+        last_event_id: int | None = None,
+        context: ClientCallContext | None = None,
+    ) -> AsyncIterator[Event]:
+        """``tasks/resubscribe`` (spec 7.9): the task's events from now (or after
+        ``last_event_id``) until its run ends."""
+        context = dataclasses.replace(context or ClientCallContext(), last_event_id=last_event_id)
+        async with _closing(self.stream(_RESUBSCRIBE, TaskIdParams(id=task_id), context)) as items:
+            async for item in items:
+                yield item.event
+
+    async def set_push_config(
+        self, config: TaskPushNotificationConfig, *, context: ClientCallContext | None = None
+    ) -> TaskPushNotificationConfig:
+        """``tasks/pushNotificationConfig/set`` (spec 7.5)."""
+        result: TaskPushNotificationConfig = await self.call(
+            BY_NAME["set_push_config"], config, context
+        )
+        return result
+
+    async def get_push_config(
+        self,
+        task_id: str,
+        config_id: str | None = None,
+        *,
+        context: ClientCallContext | None = None,
+    ) -> TaskPushNotificationConfig:
+        """``tasks/pushNotificationConfig/get`` (spec 7.6)."""
+        params = GetTaskPushNotificationConfigParams(
+            id=task_id, push_notification_config_id=config_id
+        )
+        result: TaskPushNotificationConfig = await self.call(
+            BY_NAME["get_push_config"], params, context
+        )
+        return result
+
+    async def list_push_configs(
+        self, task_id: str, *, context: ClientCallContext | None = None
+    ) -> list[TaskPushNotificationConfig]:
+        """``tasks/pushNotificationConfig/list`` (spec 7.7)."""
+        params = ListTaskPushNotificationConfigParams(id=task_id)
+        result: list[TaskPushNotificationConfig] = await self.call(
+            BY_NAME["list_push_configs"], params, context
+        )
+        return result
+
+    async def delete_push_config(
+        self, task_id: str, config_id: str, *, context: ClientCallContext | None = None
+    ) -> None:
+        """``tasks/pushNotificationConfig/delete`` (spec 7.8)."""
+        params = DeleteTaskPushNotificationConfigParams(
+            id=task_id, push_notification_config_id=config_id
+        )
+        await self.call(BY_NAME["delete_push_config"], params, context)
+
+    async def get_extended_card(self, *, context: ClientCallContext | None = None) -> AgentCard:
+        """``agent/getAuthenticatedExtendedCard`` (spec 7.10); the client adopts the card.
+
+        Raises ``AuthenticatedExtendedCardNotConfiguredError`` when the agent has none.
+        """
+        card: AgentCard = await self.call(BY_NAME["get_extended_card"], None, context)
+        self.card = card
+        return card
+
+    # -- the two ways a call travels -------------------------------------------------------
+
+    async def call(
+        self,
+        operation: Operation,
+        params: A2AModel | None,
+        context: ClientCallContext | None = None,
+    ) -> Any:
+        """Run any non-streaming operation of the table through the interceptors."""
+        call = await self._prepare(operation, params, context)
+        try:
+            with _deadline(call.context.timeout):
+                result = await self.transport.request(operation, call.params, call.context)
+        except A2AError as error:
+            await self._failed(call, error)
+            raise
+        for interceptor in self.interceptors:
+            await interceptor.after(call, result)
+        return result
+
+    async def stream(
+        self,
+        operation: Operation,
+        params: A2AModel | None,
+        context: ClientCallContext | None = None,
+    ) -> AsyncIterator[StreamItem]:
+        """Run any streaming operation; resume it through ``tasks/resubscribe`` when it breaks.
+
+        Events whose sequence number was already delivered are skipped, so the caller
+        sees each once, in order. After ``max_resumes`` failed resumptions in a row the
+        last ``StreamInterruptedError`` is raised.
+        """
+        call = await self._prepare(operation, params, context)
+        resume = _Resume(call, operation, self.max_resumes)
+        deadline = _Deadline(call.context.timeout)
+        while True:
+            try:
+                async with _closing(
+                    self.transport.stream(resume.operation, resume.params, resume.context)
+                ) as items:
+                    while (item := await deadline.next(items)) is not None:
+                        if resume.is_new(item):
+                            for interceptor in self.interceptors:
+                                await interceptor.after(call, item.event)
+                            yield item
+                        if resume.ended:
+                            return
+                if resume.seen_nothing_new_yet():
+                    return
+                raise StreamInterruptedError(
+                    "The stream closed before the run's last event",
+                    last_event_id=resume.last_event_id,
+                )
+            except StreamInterruptedError as error:
+                if not resume.can_retry():
+                    await self._failed(call, error)
+                    raise
+            except A2AError as error:
+                if not (resume.resuming and resume.can_retry(unreachable=error)):
+                    await self._failed(call, error)
+                    raise
+            await anyio.sleep(self.resume_delay * resume.failures)
+
+    async def _prepare(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext | None
+    ) -> ClientCall:
+        context = dataclasses.replace(context) if context else ClientCallContext()
+        context.headers = dict(context.headers)
+        context.query = dict(context.query)
+        context.extensions = context.extensions | self.extensions
+        call = ClientCall(operation, params, context, self.card)
+        for interceptor in self.interceptors:
+            await interceptor.before(call)
+        return call
+
+    async def _failed(self, call: ClientCall, error: A2AError) -> None:
+        for interceptor in self.interceptors:
+            await interceptor.failed(call, error)
+
+
+class _Resume:
+    """Where a stream stands: the last event id delivered, the task, the retries left."""
+
+    def __init__(self, call: ClientCall, operation: Operation, max_resumes: int) -> None:
+        self.operation = operation
+        self.params = call.params
+        self.context = call.context
+        self.max_resumes = max_resumes
+        self.failures = 0
+        self.resuming = False
+        self.ended = False
+        self.last_event_id = call.context.last_event_id
+        self.task_id = self.params.id if isinstance(self.params, TaskIdParams) else None
+        self._delivered = 0
+
+    def is_new(self, item: StreamItem) -> bool:
+        if item.id is not None and self.last_event_id is not None and item.id <= self.last_event_id:
+            return False
+        if item.id is not None:
+            self.last_event_id = item.id
+        self.task_id = self.task_id or _task_id(item.event)
+        self.ended = ends_interaction(item.event) or (
+            isinstance(item.event, TaskStatusUpdateEvent) and item.event.final
+        )
+        self.failures = 0
+        self._delivered += 1
+        return True
+
+    def seen_nothing_new_yet(self) -> bool:
+        # A stream that closed without events has nothing to resume (an empty answer).
+        return self._delivered == 0 and not self.resuming
+
+    def can_retry(self, unreachable: A2AError | None = None) -> bool:
+        if unreachable is not None and not isinstance(unreachable, AgentUnreachableError):
+            return False
+        if self.task_id is None or self.failures >= self.max_resumes:
+            return False
+        self.failures += 1
+        self.resuming = True
+        self.operation = _RESUBSCRIBE
+        self.params = TaskIdParams(id=self.task_id)
+        self.context = dataclasses.replace(self.context, last_event_id=self.last_event_id)
+        return True
+
+
+class _Deadline:
+    """The per-call ``timeout`` of a stream, checked around each wait for an event."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.end = None if timeout is None else anyio.current_time() + timeout
+
+    async def next(self, items: AsyncIterator[StreamItem]) -> StreamItem | None:
+        remaining = None if self.end is None else max(self.end - anyio.current_time(), 0)
+        with _deadline(remaining, self.timeout):
+            return await anext(items, None)
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float | None, overall: float | None = None) -> Any:
+    if seconds is None:
+        yield
+        return
+    try:
+        with anyio.fail_after(seconds):
+            yield
+    except TimeoutError:
+        raise ClientTimeoutError(
+            f"The call did not finish within its timeout of {overall or seconds:g} s"
+        ) from None
+
+
+def _task_id(event: Event) -> str | None:
+    if isinstance(event, Task):
+        return event.id
+    if isinstance(event, Message):
+        return event.task_id
+    return event.task_id
+
+
+def send_params(
+    message: Message | str | Sequence[Part],
+    context_id: str | None,
+    task_id: str | None,
+    metadata: dict[str, Any] | None,
+    configuration: MessageSendConfiguration | None,
+) -> MessageSendParams:
+    """The params of ``message/send`` and ``message/stream``."""
+    return MessageSendParams(
+        message=user_message(message, context_id=context_id, task_id=task_id),
+        configuration=configuration,
+        metadata=metadata,
+    )
+
+
+def user_message(
+    content: Message | str | Sequence[Part],
+    *,
+    context_id: str | None = None,
+    task_id: str | None = None,
+) -> Message:
+    """A user ``Message`` from text or parts (a ``Message`` is completed, not replaced)."""
+    if isinstance(content, Message):
+        updates = {
+            name: value
+            for name, value in (("context_id", context_id), ("task_id", task_id))
+            if value is not None and getattr(content, name) is None
+        }
+        return content.model_copy(update=updates) if updates else content
+    parts: list[Part] = [TextPart(text=content)] if isinstance(content, str) else list(content)
+    return Message(
+        role=Role.user,
+        parts=parts,
+        message_id=str(uuid.uuid4()),
+        context_id=context_id,
+        task_id=task_id,
+    )
+
+
+@contextlib.asynccontextmanager
+async def _closing(items: AsyncIterator[_T]) -> AsyncIterator[AsyncIterator[_T]]:
+    # Close a stream we stop reading early, so its HTTP response is released now.
+    try:
+        yield items
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            await aclose()

@@ -1,0 +1,171 @@
+"""``ClientFactory`` and ``connect``: from a card (or where to find one) to a ``Client``.
+
+In the spirit of the official SDK's ``ClientFactory``: one ``ClientConfig`` says which
+transports the client speaks and in which order, the time limits, the interceptors and
+the extensions; the factory resolves the card, selects the interface (spec 5.6.3) and,
+when the card offers an authenticated extended card and the client carries
+credentials, fetches it and adopts it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from parley.client._card import fetch_card
+from parley.client._client import Client
+from parley.client._errors import ClientError
+from parley.client._interceptors import ClientInterceptor
+from parley.client._selection import (
+    FallbackTransport,
+    candidate_interfaces,
+    no_interface_message,
+)
+from parley.client._transport import Timeouts
+from parley.client.transports._asgi import ASGIApp, StreamingASGITransport
+from parley.protocol import A2AError
+from parley.types import AgentCard
+
+IN_MEMORY_URL = "http://agent.local"
+"""The base URL an in-memory app is called at (no socket is opened)."""
+
+
+@dataclass
+class ClientConfig:
+    transports: Sequence[str] | None = None
+    """Transports the client may use, best first (card names, or jsonrpc/grpc/rest);
+    ``None``: every registered one."""
+    use_client_preference: bool = False
+    """Order candidates by ``transports`` instead of by the agent's preference."""
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    http_client: httpx.AsyncClient | None = None
+    """Shared by the HTTP transports and card fetching; the caller closes it."""
+    interceptors: Sequence[ClientInterceptor] = ()
+    extensions: Sequence[str] = ()
+    max_resumes: int = 3
+    """How many times in a row a broken stream is resumed."""
+    extended_card: bool = True
+    """Fetch the authenticated extended card when the card offers one and there are
+    interceptors to carry credentials."""
+
+
+class ClientFactory:
+    """Builds ``Client`` objects for agent cards with one configuration."""
+
+    def __init__(self, config: ClientConfig | None = None) -> None:
+        self.config = config or ClientConfig()
+
+    def create(self, card: AgentCard) -> Client:
+        """A client for the agent described by ``card``.
+
+        Raises ``ClientError`` when no interface of the card uses a transport of the
+        configuration.
+        """
+        config = self.config
+        candidates = candidate_interfaces(
+            card, config.transports, use_client_preference=config.use_client_preference
+        )
+        if not candidates:
+            raise ClientError(
+                "No interface of the agent can be used: "
+                + no_interface_message(card, config.transports)
+            )
+        transport = FallbackTransport(candidates, config.http_client, timeouts=config.timeouts)
+        return Client(
+            transport,
+            card=card,
+            interceptors=config.interceptors,
+            extensions=config.extensions,
+            max_resumes=config.max_resumes,
+        )
+
+    async def connect(self, source: str | AgentCard) -> Client:
+        """A client for the agent at ``source``: a base URL, a card URL, a card file,
+        or a card. Raises what ``fetch_card`` raises, and ``ClientError``."""
+        config = self.config
+        card = (
+            source
+            if isinstance(source, AgentCard)
+            else await fetch_card(source, config.http_client, timeouts=config.timeouts)
+        )
+        client = self.create(card)
+        if (
+            config.extended_card
+            and card.supports_authenticated_extended_card
+            and config.interceptors
+        ):
+            try:
+                await client.get_extended_card()
+            except A2AError:
+                await client.aclose()
+                raise
+        return client
+
+
+def in_memory_http_client(app: ASGIApp) -> httpx.AsyncClient:
+    """An ``httpx.AsyncClient`` whose requests go straight to ``app``, streaming included."""
+    return httpx.AsyncClient(transport=StreamingASGITransport(app), base_url=IN_MEMORY_URL)
+
+
+class connect:  # used like a function: ``async with connect(url) as client``
+    """A client for the agent at ``source``, as ``await connect(...)`` or
+    ``async with connect(...) as client``.
+
+    ``source``: a base URL, a card URL, a card file, an ``AgentCard``, or an ASGI app
+    (a parley ``A2AApp``) to call in memory, with no socket. ``options`` are the fields
+    of ``ClientConfig``.
+    """
+
+    def __init__(self, source: str | AgentCard | ASGIApp, **options: Any) -> None:
+        self.source = source
+        self.options = options
+        self._client: Client | None = None
+        self._owned_http: httpx.AsyncClient | None = None
+
+    async def _open(self) -> Client:
+        source = self.source
+        if not isinstance(source, str | AgentCard):
+            self._owned_http = in_memory_http_client(source)
+            self.options.setdefault("http_client", self._owned_http)
+            source = IN_MEMORY_URL
+        factory = ClientFactory(ClientConfig(**self.options))
+        try:
+            self._client = await factory.connect(source)
+        except BaseException:
+            await self._close_http()
+            raise
+        if self._owned_http is not None:
+            self._client.transport = _OwningTransport(self._client.transport, self._owned_http)
+        return self._client
+
+    def __await__(self) -> Generator[Any, None, Client]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> Client:
+        return await self._open()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+        await self._close_http()
+
+    async def _close_http(self) -> None:
+        if self._owned_http is not None:
+            await self._owned_http.aclose()
+
+
+class _OwningTransport:
+    """A transport that also closes the http client made for it."""
+
+    def __init__(self, inner: Any, http: httpx.AsyncClient) -> None:
+        self.inner = inner
+        self.http = http
+        self.request = inner.request
+        self.stream = inner.stream
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+        await self.http.aclose()

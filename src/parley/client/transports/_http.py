@@ -1,0 +1,93 @@
+"""What the HTTP transports (JSON-RPC, HTTP+JSON) share: httpx set-up, headers, limits,
+and the one place where httpx and SSE failures become parley errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import httpx
+import httpx_sse
+
+from parley.client._errors import (
+    AgentUnreachableError,
+    ClientError,
+    ClientTimeoutError,
+    NotAnAgentError,
+    StreamInterruptedError,
+)
+from parley.client._transport import ClientCallContext, Timeouts
+from parley.protocol import Operation, PermissionDeniedError, UnauthenticatedError
+
+
+def http_timeout(timeouts: Timeouts, operation: Operation) -> httpx.Timeout:
+    """The httpx limits of one call: streams and sends wait as long as the agent works."""
+    waits = operation.streaming or operation.name == "send_message"
+    read = timeouts.wait if waits else timeouts.read
+    return httpx.Timeout(connect=timeouts.connect, read=read, write=timeouts.read, pool=None)
+
+
+def http_headers(context: ClientCallContext, *, stream: bool) -> dict[str, str]:
+    """The headers of one call: the caller's, extensions, and ``Last-Event-ID``."""
+    headers = {"Content-Type": "application/json", **context.headers}
+    if context.extensions:
+        headers["X-A2A-Extensions"] = ", ".join(sorted(context.extensions))
+    if stream:
+        headers["Accept"] = "text/event-stream"
+        if context.last_event_id is not None:
+            headers["Last-Event-ID"] = str(context.last_event_id)
+    return headers
+
+
+@dataclass(slots=True)
+class StreamPosition:
+    """The last event id a stream delivered, for the error that says where it stopped."""
+
+    last_event_id: int | None = None
+    started: bool = False
+
+
+@contextmanager
+def translated(url: str, position: StreamPosition | None = None) -> Iterator[None]:
+    """Turn httpx and SSE failures into parley's error tree; the one place that does."""
+    try:
+        yield
+    except (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol) as error:
+        raise AgentUnreachableError(f"Cannot reach the agent at {url}: {_reason(error)}") from None
+    except httpx.TimeoutException:
+        raise ClientTimeoutError(f"The agent at {url} did not answer in time") from None
+    except (httpx.RemoteProtocolError, httpx.ReadError, httpx.StreamError) as error:
+        if position is not None and position.started:
+            raise StreamInterruptedError(
+                f"The stream from {url} broke off: {_reason(error)}",
+                last_event_id=position.last_event_id,
+            ) from None
+        raise AgentUnreachableError(f"The connection to {url} failed: {_reason(error)}") from None
+    except httpx_sse.SSEError as error:
+        raise NotAnAgentError(f"{url} did not answer with an event stream: {error}") from None
+    except httpx.HTTPError as error:
+        raise ClientError(f"HTTP call to {url} failed: {_reason(error)}") from None
+
+
+def refused(response: httpx.Response) -> None:
+    """Raise for HTTP statuses that mean refused credentials (spec 4.4)."""
+    if response.status_code == 401:
+        raise UnauthenticatedError(f"The agent at {response.request.url} needs credentials")
+    if response.status_code == 403:
+        raise PermissionDeniedError(
+            f"The agent at {response.request.url} refused the credentials given"
+        )
+
+
+def not_an_agent(response: httpx.Response, what: str) -> NotAnAgentError:
+    content_type = response.headers.get("content-type", "?").partition(";")[0]
+    return NotAnAgentError(
+        f"{response.request.url} answered HTTP {response.status_code} ({content_type}), not {what}",
+        status_code=response.status_code,
+    )
+
+
+def _reason(error: Exception) -> str:
+    return str(error) or type(error).__name__
