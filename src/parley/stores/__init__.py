@@ -6,6 +6,14 @@ default; SQL stores (SQLite, PostgreSQL) live in ``parley.stores.sql``.
 """
 
 from parley.stores._memory import MemoryTaskStore
-from parley.stores._protocols import StoredEvent, TaskSnapshot, TaskStore
+from parley.stores._open import open_task_store
+from parley.stores._protocols import SentMessage, StoredEvent, TaskSnapshot, TaskStore
 
-__all__ = ["MemoryTaskStore", "StoredEvent", "TaskSnapshot", "TaskStore"]
+__all__ = [
+    "MemoryTaskStore",
+    "SentMessage",
+    "StoredEvent",
+    "TaskSnapshot",
+    "TaskStore",
+    "open_task_store",
+]

@@ -1,0 +1,56 @@
+"""Real databases for store tests: a SQLite file, and PostgreSQL in a schema of its own.
+
+PostgreSQL comes from ``PARLEY_TEST_POSTGRES_URL``. Without it (or without a server
+there) its tests skip with a one-line reason, unless ``PARLEY_REQUIRE_POSTGRES=1`` (CI),
+which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from parley.stores.sql import database_url
+
+
+def sqlite_url(directory: Path) -> str:
+    return f"sqlite+aiosqlite:///{directory / 'tasks.db'}"
+
+
+def _unavailable(reason: str) -> None:
+    if os.environ.get("PARLEY_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"PostgreSQL is required here (PARLEY_REQUIRE_POSTGRES=1): {reason}")
+    pytest.skip(f"no PostgreSQL: {reason}")
+
+
+@asynccontextmanager
+async def postgres_engine() -> AsyncIterator[AsyncEngine]:
+    """An engine whose tables live in a fresh schema, dropped afterwards."""
+    url = os.environ.get("PARLEY_TEST_POSTGRES_URL")
+    if not url:
+        _unavailable("set PARLEY_TEST_POSTGRES_URL to run the PostgreSQL tests")
+        raise AssertionError  # unreachable: skip and fail raise
+    url = database_url(url)
+    schema = f"parley_test_{uuid.uuid4().hex[:12]}"
+    admin = create_async_engine(url)
+    try:
+        async with admin.begin() as connection:
+            await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    except Exception as error:  # any failure to connect means "no server here"
+        await admin.dispose()
+        _unavailable(f"cannot reach {url}: {type(error).__name__}")
+    engine = create_async_engine(url, connect_args={"server_settings": {"search_path": schema}})
+    try:
+        yield engine
+    finally:
+        await engine.dispose()
+        async with admin.begin() as connection:
+            await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await admin.dispose()
