@@ -1,0 +1,92 @@
+"""The agent parley serves to the official SDK's client, and what it answers.
+
+The first word of the message picks the behaviour, the same words the SDK server peer
+(``peers/sdk_server.py``) understands, so both directions run one scenario table:
+
+- ``message ...``: a direct Message reply, no task;
+- ``stream N``: a task with one artifact streamed in N chunks;
+- ``slow``: ``working``, then three chunks 0.3 s apart (resubscribe joins it midway);
+- ``wait``: ``working``, then waits until canceled;
+- ``ask``: ``input-required``; the next message on the task completes it;
+- anything else: a task that completes with ``echo: <text>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
+from parley.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentSkill,
+    Message,
+    Role,
+    TextPart,
+)
+
+Output = str | Message | InputRequired
+
+
+@agent
+async def interop(ctx: AgentContext) -> AsyncIterator[Output]:
+    """Plays the scenario named by the first word of the message (see the module docs)."""
+    text = ctx.text.strip()
+    word, _, rest = text.partition(" ")
+    if ctx.task is not None and ctx.task.status.state.value == "input-required":
+        yield f"thanks for: {text}"
+    elif word == "message":
+        yield Message(
+            message_id=f"reply-{ctx.task_id}", role=Role.agent, parts=[TextPart(text=rest)]
+        )
+    elif word == "stream":
+        for index in range(int(rest or "3")):
+            yield f"chunk {index};"
+    elif word == "slow":
+        await ctx.progress("working slowly")
+        for index in range(3):
+            await asyncio.sleep(0.3)
+            yield f"part {index};"
+    elif word == "wait":
+        await ctx.progress("waiting to be canceled")
+        await asyncio.sleep(60)
+    elif word == "ask":
+        yield InputRequired("What else?")
+    else:
+        yield f"echo: {text}"
+
+
+def interop_card(*, streaming: bool = True, extended: bool = True) -> AgentCard:
+    return AgentCard(
+        name="parley interop agent",
+        description="Answers the official SDK's client in the interop suite.",
+        url="",
+        version="1.0.0",
+        capabilities=AgentCapabilities(streaming=streaming, push_notifications=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="Echoes text.", tags=["echo"])],
+        supports_authenticated_extended_card=True if extended else None,
+    )
+
+
+def extended_card() -> AgentCard:
+    card = interop_card()
+    return card.model_copy(
+        update={
+            "name": "parley interop agent (extended)",
+            "skills": [
+                *card.skills,
+                AgentSkill(id="secret", name="Secret", description="Extended only.", tags=["x"]),
+            ],
+        }
+    )
+
+
+def interop_app(*, streaming: bool = True, extended: bool = True) -> A2AApp:
+    return create_app(
+        interop,
+        interop_card(streaming=streaming, extended=extended),
+        extended_card=extended_card() if extended else None,
+    )

@@ -1,0 +1,22 @@
+"""Interop fixtures: the official SDK's venv, made once per session (see ``sdk.py``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.interop.sdk import sdk_python
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in item.path.parents:
+            item.add_marker(pytest.mark.interop)
+
+
+@pytest.fixture(scope="session")
+def sdk() -> Path:
+    """The python of the venv holding the pinned official a2a-sdk."""
+    return sdk_python()

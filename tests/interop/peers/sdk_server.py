@@ -1,0 +1,176 @@
+# mypy: ignore-errors
+"""An agent written with the official a2a-sdk, in its documented style, for the interop suite.
+
+Runs in the interop venv: an ``AgentExecutor`` served by ``DefaultRequestHandler`` with
+``InMemoryTaskStore``, behind ``A2AStarletteApplication`` (JSON-RPC),
+``A2ARESTFastAPIApplication`` (HTTP+JSON) or a grpc.aio server (gRPC; the card is then
+served over HTTP on ``--port`` and gRPC listens on ``--grpc-port``). It understands the
+same first words as parley's interop agent (``tests/interop/agents.py``).
+
+    python sdk_server.py --port N [--binding JSONRPC|HTTP+JSON|GRPC] [--grpc-port M]
+        [--plain]
+
+``--plain`` serves the agent with streaming off and no extended card.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import uvicorn
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandler
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentSkill,
+    Part,
+    TaskState,
+    TextPart,
+)
+from a2a.utils import new_agent_text_message, new_task
+
+
+class InteropAgentExecutor(AgentExecutor):
+    """Plays the scenario named by the first word of the message."""
+
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input().strip()
+        word, _, rest = text.partition(" ")
+        task = context.current_task
+        if word == "message" and task is None:
+            await event_queue.enqueue_event(
+                new_agent_text_message(rest, context.context_id, context.task_id)
+            )
+            return
+        if task is None:
+            task = new_task(context.message)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        if task.status.state == TaskState.input_required:
+            await updater.add_artifact(
+                [Part(root=TextPart(text=f"thanks for: {text}"))], name="response"
+            )
+            await updater.complete()
+        elif word == "stream":
+            await updater.start_work()
+            await chunks(updater, [f"chunk {i};" for i in range(int(rest or "3"))], 0)
+            await updater.complete()
+        elif word == "slow":
+            await updater.start_work(
+                updater.new_agent_message([Part(root=TextPart(text="working slowly"))])
+            )
+            await chunks(updater, [f"part {i};" for i in range(3)], 0.3)
+            await updater.complete()
+        elif word == "wait":
+            await updater.start_work(
+                updater.new_agent_message([Part(root=TextPart(text="waiting to be canceled"))])
+            )
+            await asyncio.sleep(60)
+        elif word == "ask":
+            await updater.requires_input(
+                updater.new_agent_message([Part(root=TextPart(text="What else?"))])
+            )
+        else:
+            await updater.add_artifact([Part(root=TextPart(text=f"echo: {text}"))], name="response")
+            await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel()
+
+
+async def chunks(updater: TaskUpdater, pieces: list[str], pause: float) -> None:
+    artifact_id = None
+    for index, piece in enumerate(pieces):
+        if pause:
+            await asyncio.sleep(pause)
+        artifact_id = artifact_id or f"{updater.task_id}-response"
+        await updater.add_artifact(
+            [Part(root=TextPart(text=piece))],
+            artifact_id=artifact_id,
+            name="response" if index == 0 else None,
+            append=None if index == 0 else True,
+        )
+
+
+def card(url: str, binding: str, *, plain: bool) -> AgentCard:
+    return AgentCard(
+        name="a2a-sdk interop agent",
+        description="The official SDK's side of the interop suite.",
+        url=url,
+        version="1.0.0",
+        preferred_transport=binding,
+        capabilities=AgentCapabilities(streaming=not plain, push_notifications=False),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="Echoes text.", tags=["echo"])],
+        supports_authenticated_extended_card=None if plain else True,
+    )
+
+
+def extended(public: AgentCard) -> AgentCard:
+    secret = AgentSkill(id="secret", name="Secret", description="Extended only.", tags=["x"])
+    return public.model_copy(
+        update={"name": "a2a-sdk interop agent (extended)", "skills": [*public.skills, secret]}
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--binding", default="JSONRPC")
+    parser.add_argument("--grpc-port", type=int)
+    parser.add_argument("--plain", action="store_true")
+    options = parser.parse_args()
+    base = f"http://127.0.0.1:{options.port}"
+    handler = DefaultRequestHandler(
+        agent_executor=InteropAgentExecutor(), task_store=InMemoryTaskStore()
+    )
+    if options.binding == "GRPC":
+        asyncio.run(serve_grpc(options, handler))
+        return
+    if options.binding == "HTTP+JSON":
+        from a2a.server.apps import A2ARESTFastAPIApplication
+
+        public = card(base, "HTTP+JSON", plain=options.plain)
+        app = A2ARESTFastAPIApplication(
+            agent_card=public,
+            http_handler=handler,
+            extended_agent_card=None if options.plain else extended(public),
+        ).build()
+    else:
+        from a2a.server.apps import A2AStarletteApplication
+
+        public = card(f"{base}/", "JSONRPC", plain=options.plain)
+        app = A2AStarletteApplication(
+            agent_card=public,
+            http_handler=handler,
+            extended_agent_card=None if options.plain else extended(public),
+        ).build()
+    uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
+
+
+async def serve_grpc(options: argparse.Namespace, handler: DefaultRequestHandler) -> None:
+    import grpc
+    from a2a.grpc import a2a_pb2_grpc
+    from a2a.server.apps import A2AStarletteApplication
+    from a2a.server.request_handlers import GrpcHandler
+
+    public = card(f"127.0.0.1:{options.grpc_port}", "GRPC", plain=options.plain)
+    server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(public, handler), server)
+    server.add_insecure_port(f"127.0.0.1:{options.grpc_port}")
+    await server.start()
+    # The card is discovered over HTTP, as the SDK's gRPC examples do.
+    card_app = A2AStarletteApplication(agent_card=public, http_handler=handler).build()
+    config = uvicorn.Config(card_app, host="127.0.0.1", port=options.port, log_level="warning")
+    await uvicorn.Server(config).serve()
+    await server.stop(1)
+
+
+if __name__ == "__main__":
+    main()

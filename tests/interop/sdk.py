@@ -1,0 +1,129 @@
+"""The official A2A SDK in a virtual environment of its own, and its peer processes.
+
+``sdk_python()`` makes ``.interop/venv`` with the pinned ``a2a-sdk`` once and reuses it
+while the pin is unchanged (a stamp file holds the requirement it was built for). The
+SDK never enters parley's own environment: the peers in ``peers/`` run with that venv's
+python as separate processes on 127.0.0.1 and talk to parley over real sockets.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+SDK_VERSION = "0.3.26"
+REQUIREMENTS = (f"a2a-sdk[http-server,grpc]=={SDK_VERSION}", "uvicorn>=0.30")
+ROOT = Path(__file__).resolve().parents[2]
+VENV = ROOT / ".interop" / "venv"
+STAMP = VENV / "parley-interop-stamp"
+PEERS = Path(__file__).resolve().parent / "peers"
+
+
+def sdk_python() -> Path:
+    """The python of the interop venv, created (or rebuilt for a new pin) when needed."""
+    python = VENV / "bin" / "python"
+    wanted = "\n".join(REQUIREMENTS)
+    VENV.parent.mkdir(parents=True, exist_ok=True)
+    with open(VENV.parent / "setup.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # other pytest runs may be building it right now
+        if python.exists() and STAMP.exists() and STAMP.read_text() == wanted:
+            return python
+        shutil.rmtree(VENV, ignore_errors=True)
+        _create(python)
+        STAMP.write_text(wanted)
+    return python
+
+
+def _create(python: Path) -> None:
+    uv = shutil.which("uv")
+    if uv is not None:
+        _run([uv, "venv", "--quiet", "--python", sys.executable, str(VENV)])
+        _run([uv, "pip", "install", "--quiet", "--python", str(python), *REQUIREMENTS])
+    else:
+        _run([sys.executable, "-m", "venv", str(VENV)])
+        _run([str(python), "-m", "pip", "install", "--quiet", *REQUIREMENTS])
+
+
+def _run(command: list[str]) -> None:
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(
+            f"setting up the interop venv failed: {' '.join(command)}\n{done.stderr[-4000:]}"
+        )
+
+
+def run_peer(python: Path, script: str, *args: str, timeout: float = 60.0) -> list[dict[str, Any]]:
+    """Run a peer script to its end; its stdout is one JSON object per line."""
+    done = subprocess.run(
+        [str(python), str(PEERS / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=_peer_env(),
+    )
+    if done.returncode != 0:
+        raise AssertionError(f"peer {script} failed ({done.returncode}):\n{done.stderr[-6000:]}")
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serving_peer(python: Path, script: str, *args: str, timeout: float = 30.0) -> Iterator[int]:
+    """Start a peer server on a free 127.0.0.1 port; yield the port once it answers."""
+    port = free_port()
+    process = subprocess.Popen(
+        [str(python), str(PEERS / script), "--port", str(port), *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=_peer_env(),
+    )
+    try:
+        _wait_until_listening(process, port, timeout)
+        yield port
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+            raise AssertionError(f"peer server exited ({process.returncode}):\n{error[-6000:]}")
+        with contextlib.suppress(httpx.HTTPError):
+            if httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json").is_success:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"peer server did not answer on port {port} within {timeout} s")
+
+
+def _peer_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON"))}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
