@@ -1,0 +1,125 @@
+"""Idempotent send: a repeated ``message/send`` gets the first one's result, no new run.
+
+A message is a repeat when its ``messageId`` was already sent in the same *scope*: the
+task it names (``taskId``) or else the context it names (``contextId``). A message with
+neither starts a new context, so nothing can repeat it. The store records each scope
+and message id with the task it went to (and the agent's direct reply, if it answered
+with a Message), atomically, so two copies sent at once still make one run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from parley.protocol import InvalidParamsError, ends_interaction, is_terminal
+from parley.server._runs import LiveTask, TaskRuns
+from parley.stores import SentMessage
+from parley.types import Event, Message, Task
+
+
+def _scope(message: Message) -> str | None:
+    return message.task_id or message.context_id
+
+
+@dataclass(slots=True)
+class Repeat:
+    """A message that was sent before, and what to answer it with."""
+
+    runs: TaskRuns
+    message: Message
+    sent: SentMessage
+
+    async def result(self, blocking: bool) -> Task | Message:
+        """The first send's result: its reply, or its task (once the run that is still
+        going ends, when ``blocking``)."""
+        if self.sent.reply is not None:
+            return self.sent.reply
+        live = await self._attach()
+        try:
+            if live.task is None or (blocking and _running(live)):
+                event = await _next_end(live, blocking)
+                if live.task is None and isinstance(event, Message):
+                    return event
+            if live.task is None:
+                raise self._gone()
+            return live.task
+        finally:
+            self.runs.release(live)
+
+    async def stream(self) -> AsyncIterator[tuple[int, Event]]:
+        """The first send's stream as it stands: its reply, or the task, then the live
+        events of the run still going until it ends."""
+        if self.sent.reply is not None:
+            yield 1, self.sent.reply
+            return
+        live = await self._attach()
+        self.runs.release(live)
+        after = 0
+        if live.task is not None:
+            after = live.log.last_sequence
+            yield after, live.task
+            if not _running(live):
+                return
+        async for sequence, event in live.log.read(after):
+            yield sequence, event
+            if ends_interaction(event):
+                return
+
+    async def _attach(self) -> LiveTask:
+        live = await self.runs.attach(self.sent.task_id)
+        if live is None:
+            live = self.runs.live.get(self.sent.task_id)
+        if live is None:
+            raise self._gone()
+        return live
+
+    def _gone(self) -> InvalidParamsError:
+        return InvalidParamsError(
+            f"Message {self.message.message_id} was already sent and handled, and its "
+            "result is no longer kept; send it with a new messageId to start again"
+        )
+
+
+def _running(live: LiveTask) -> bool:
+    if live.task is not None and is_terminal(live.task.status.state):
+        return False
+    return live.users > 0 or not live.ended
+
+
+async def _next_end(live: LiveTask, blocking: bool) -> Event | None:
+    after = 0 if live.task is None else live.log.last_sequence
+    async for _, event in live.log.read(after):
+        if not blocking or ends_interaction(event):
+            return event
+    return None
+
+
+class SentMessages:
+    """Finds and records sent messages for the request handler."""
+
+    def __init__(self, runs: TaskRuns) -> None:
+        self.runs = runs
+
+    async def earlier(self, message: Message) -> Repeat | None:
+        """The earlier send of ``message`` (as the client sent it), if any."""
+        scope = _scope(message)
+        if scope is None:
+            return None
+        sent = await self.runs.store.find_message(scope, message.message_id)
+        return None if sent is None else Repeat(self.runs, message, sent)
+
+    async def claim(self, message: Message, task_id: str) -> Repeat | None:
+        """Record that ``message`` goes to ``task_id``; a ``Repeat`` if another send of
+        it got there first."""
+        scope = _scope(message)
+        if scope is None:
+            return None
+        sent = await self.runs.store.claim_message(scope, message.message_id, task_id)
+        return None if sent is None else Repeat(self.runs, message, sent)
+
+    async def reply(self, message: Message, reply: Message) -> None:
+        """Record the agent's direct reply to ``message``."""
+        scope = _scope(message)
+        if scope is not None:
+            await self.runs.store.save_reply(scope, message.message_id, reply)
