@@ -66,6 +66,8 @@ def test_server_public_names() -> None:
             "Rejected",
             "RequestContext",
             "RequestHandler",
+            "ResumableAgent",
+            "Retention",
             "TaskUpdater",
             "agent",
             "create_app",

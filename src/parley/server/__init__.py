@@ -20,6 +20,8 @@ from parley.server._card import CardError
 from parley.server._context import CallContext, RequestContext
 from parley.server._events import EventLog
 from parley.server._handler import EventStream, RequestHandler
+from parley.server._recovery import ResumableAgent
+from parley.server._retention import Retention
 from parley.server._simple import (
     AgentContext,
     AuthRequired,
@@ -45,6 +47,8 @@ __all__ = [
     "Rejected",
     "RequestContext",
     "RequestHandler",
+    "ResumableAgent",
+    "Retention",
     "TaskUpdater",
     "agent",
     "create_app",

@@ -15,6 +15,7 @@ from parley.server._agent import AgentExecutor
 from parley.server._card import CardPublisher, binding_path, check_card
 from parley.server._context import CallContext
 from parley.server._handler import RequestHandler
+from parley.server._retention import DEFAULT_RETENTION, Retention
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
 from parley.stores import TaskStore
@@ -42,9 +43,10 @@ class A2AApp:
         task_store: TaskStore | None = None,
         extended_card: AgentCard | Callable[[CallContext], Awaitable[AgentCard]] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        retention: Retention | None = DEFAULT_RETENTION,
     ) -> None:
         self.handler = RequestHandler(
-            agent, card, task_store=task_store, extended_card=extended_card
+            agent, card, task_store=task_store, extended_card=extended_card, retention=retention
         )
         self.rpc_path = binding_path(card)
         served = {TransportProtocol.jsonrpc.value: card.url or self.rpc_path}
@@ -74,6 +76,7 @@ class A2AApp:
 
     @asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
+        await self.handler.start()
         try:
             yield
         finally:
@@ -95,8 +98,17 @@ def create_app(
     task_store: TaskStore | None = None,
     extended_card: AgentCard | Callable[[CallContext], Awaitable[AgentCard]] | None = None,
     max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+    retention: Retention | None = DEFAULT_RETENTION,
 ) -> A2AApp:
-    """The ASGI app serving ``agent`` described by ``card`` (see ``A2AApp``)."""
+    """The ASGI app serving ``agent`` described by ``card`` (see ``A2AApp``).
+
+    ``retention`` says how long finished and waiting tasks are kept (a week by default;
+    ``None`` keeps them forever)."""
     return A2AApp(
-        agent, card, task_store=task_store, extended_card=extended_card, max_body_size=max_body_size
+        agent,
+        card,
+        task_store=task_store,
+        extended_card=extended_card,
+        max_body_size=max_body_size,
+        retention=retention,
     )

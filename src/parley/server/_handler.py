@@ -29,6 +29,9 @@ from parley.protocol import (
 )
 from parley.server._agent import AgentExecutor, new_id
 from parley.server._context import CallContext, RequestContext
+from parley.server._idempotency import Repeat, SentMessages
+from parley.server._recovery import recover
+from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
 from parley.server._runs import CANCELED, LiveTask, RunSink, TaskRuns, logger
 from parley.stores import MemoryTaskStore, StoredEvent, TaskStore
 from parley.types import (
@@ -66,12 +69,15 @@ class RequestHandler:
         *,
         task_store: TaskStore | None = None,
         extended_card: AgentCard | ExtendedCardProvider | None = None,
+        retention: Retention | None = DEFAULT_RETENTION,
     ) -> None:
         self.agent = agent
         self.card = card
         self.task_store: TaskStore = task_store if task_store is not None else MemoryTaskStore()
         self.extended_card = extended_card
         self.runs = TaskRuns(agent, self.task_store)
+        self.sent = SentMessages(self.runs)
+        self.retention = None if retention is None else RetentionJob(self.task_store, retention)
 
     # -- message/send, message/stream ------------------------------------------------
 
@@ -83,18 +89,23 @@ class RequestHandler:
         Waits for the run to end (terminal or interrupted state) unless
         ``configuration.blocking`` is false, then answers at the first event.
         """
-        live, start = await self._begin(params, call or CallContext())
+        begun = await self._begin(params, call or CallContext())
         configuration = params.configuration
         blocking = configuration is None or configuration.blocking is not False
+        history_length = configuration.history_length if configuration else None
+        if isinstance(begun, Repeat):
+            repeated = await begun.result(blocking)
+            return repeated if isinstance(repeated, Message) else _trim(repeated, history_length)
+        live, start = begun
         result: Event | None = None
         async for _, event in live.log.read(start):
             result = event
             if not blocking or ends_interaction(event):
                 break
         if isinstance(result, Message):
+            await self.sent.reply(params.message, result)
             return result
         assert live.task is not None
-        history_length = configuration.history_length if configuration else None
         return _trim(live.task, history_length)
 
     async def stream_message(
@@ -102,16 +113,24 @@ class RequestHandler:
     ) -> EventStream:
         """Start or continue a task and stream its events until the run ends."""
         self._require_streaming()
-        live, start = await self._begin(params, call or CallContext())
+        begun = await self._begin(params, call or CallContext())
+        if isinstance(begun, Repeat):
+            return begun.stream()
+        live, start = begun
         return _until_final(live.log.read(start))
 
-    async def _begin(self, params: MessageSendParams, call: CallContext) -> tuple[LiveTask, int]:
+    async def _begin(
+        self, params: MessageSendParams, call: CallContext
+    ) -> tuple[LiveTask, int] | Repeat:
         configuration = params.configuration
         if configuration is not None:
             _check_history_length(configuration.history_length)
             if configuration.push_notification_config is not None:
                 self._require_push()
         message = params.message
+        repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
+        if repeat is not None:
+            return repeat
         if message.task_id:
             live = await self._attach(message.task_id)
             task = live.task
@@ -130,9 +149,15 @@ class RequestHandler:
                 raise InvalidParamsError(
                     f"Task {task.id} belongs to context {task.context_id}, not {message.context_id}"
                 )
+            repeat = await self.sent.claim(message, task.id)
+            if repeat is not None:
+                return repeat
             message = message.model_copy(update={"context_id": task.context_id})
         else:
             task_id = new_id()
+            repeat = await self.sent.claim(message, task_id)
+            if repeat is not None:
+                return repeat
             message = message.model_copy(
                 update={"task_id": task_id, "context_id": message.context_id or new_id()}
             )
@@ -299,8 +324,17 @@ class RequestHandler:
                 "This agent does not stream (its card says capabilities.streaming is false)"
             )
 
+    async def start(self) -> None:
+        """Server start-up: settle the tasks a previous process left running (see
+        ``_recovery``) and start removing expired tasks (see ``Retention``)."""
+        await recover(self.runs)
+        if self.retention is not None:
+            self.retention.start()
+
     async def aclose(self) -> None:
-        """Stop every agent run still going."""
+        """Stop every agent run still going, and the retention job."""
+        if self.retention is not None:
+            await self.retention.aclose()
         await self.runs.aclose()
 
 

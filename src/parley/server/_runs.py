@@ -26,6 +26,7 @@ from parley.protocol import (
 from parley.server._agent import AgentExecutor, now
 from parley.server._context import RequestContext
 from parley.server._events import EventLog
+from parley.server._recovery import ResumableAgent
 from parley.stores import StoredEvent, TaskStore
 from parley.types import (
     Event,
@@ -186,7 +187,8 @@ class TaskRuns:
                     return  # canceled while this message waited for its turn
                 if live.task is not None:
                     context.task = live.task.model_copy()
-                    await self._record_user_message(live, context)
+                    if context.message is not None:  # None: resumed after a restart
+                        await self._record_user_message(live, context)
                 live.ended = False
                 live.run = asyncio.current_task()
                 try:
@@ -209,8 +211,12 @@ class TaskRuns:
         await self.store.save(live.task, live.log.last_sequence)
 
     async def _execute(self, live: LiveTask, context: RequestContext) -> None:
+        agent = self.agent
         try:
-            await self.agent.execute(context, RunSink(self, live))
+            if context.message is None and isinstance(agent, ResumableAgent):
+                await agent.resume(context, RunSink(self, live))
+            else:
+                await agent.execute(context, RunSink(self, live))
         except asyncio.CancelledError:
             if live.task is not None and is_terminal(live.task.status.state):
                 return  # canceled by tasks/cancel: the canceled status is recorded
