@@ -281,7 +281,7 @@ class Client:
                 if not (resume.resuming and resume.can_retry(unreachable=error)):
                     await self._failed(call, error)
                     raise
-            await anyio.sleep(self.resume_delay * resume.failures)
+            await anyio.sleep(self.resume_delay * (resume.failures - 1))
 
     async def _prepare(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext | None
