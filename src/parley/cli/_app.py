@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from parley.cli._db import db_app
 from parley.cli._serve import serve
 
 app = typer.Typer(
@@ -14,6 +15,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command()(serve)
+app.add_typer(db_app)
 
 
 @app.callback()

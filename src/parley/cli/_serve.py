@@ -10,7 +10,9 @@ import typer
 import uvicorn
 from rich.console import Console
 
+from parley.cli._db import DB_HELP, DEFAULT_DB, task_store
 from parley.server import A2AApp, AgentExecutor, create_app
+from parley.stores import TaskStore
 from parley.types import AgentCard
 
 console = Console(stderr=True)
@@ -27,9 +29,10 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
 ) -> None:
     """Serve an A2A agent over HTTP (JSON-RPC), with its card at /.well-known/agent-card.json."""
-    app = _load(agent)
+    app = _load(agent, task_store(db))
     url = f"http://{host}:{port}/"
     console.print(f"[bold green]parley[/] serving [bold]{app.handler.card.name}[/] at {url}")
     console.print(f"  card: {url.rstrip('/')}/.well-known/agent-card.json")
@@ -37,11 +40,11 @@ def serve(
     uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
 
 
-def _load(target: str | None) -> A2AApp:
+def _load(target: str | None, store: TaskStore) -> A2AApp:
     if target is None:
         from parley.demo import create_demo_app
 
-        return create_demo_app()
+        return create_demo_app(task_store=store)
     module_name, _, attribute = target.partition(":")
     if not attribute:
         _fail(f"{target!r} is not of the form module:attribute")
@@ -54,12 +57,12 @@ def _load(target: str | None) -> A2AApp:
     if value is None:
         _fail(f"{module_name!r} has no attribute {attribute!r}")
     if isinstance(value, A2AApp):
-        return value
+        return value  # keeps the store it was built with
     card = getattr(module, "card", None)
     if not isinstance(card, AgentCard):
         _fail(f"{target} is an agent, but {module_name!r} defines no `card` (an AgentCard)")
     executor: AgentExecutor = value
-    return create_app(executor, card)
+    return create_app(executor, card, task_store=store)
 
 
 def _fail(message: str) -> NoReturn:

@@ -1,0 +1,53 @@
+"""``parley db``: the task database, and the ``--db`` option of ``parley serve``."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from parley.stores import TaskStore, open_task_store
+
+console = Console(stderr=True)
+
+DEFAULT_DB = "sqlite:///parley.db"
+DB_HELP = (
+    "Where tasks are kept: a SQLAlchemy URL for SQLite or PostgreSQL "
+    "(sqlite:///path.db, postgresql://user@host/db), or 'memory'."
+)
+
+db_app = typer.Typer(
+    name="db", help="Manage the task database.", no_args_is_help=True, add_completion=False
+)
+
+
+def task_store(db: str) -> TaskStore:
+    """The store ``--db`` names; exits with a clear message if it cannot be used."""
+    try:
+        return open_task_store(db)
+    except (ValueError, ImportError) as error:
+        console.print(f"[bold red]error:[/] --db {db}: {error}")
+        raise typer.Exit(2) from None
+
+
+@db_app.command()
+def upgrade(db: Annotated[str, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB) -> None:
+    """Create the task tables, or bring them up to this parley's schema."""
+    if db == "memory":
+        console.print("nothing to upgrade: the memory store has no schema")
+        return
+    revision = asyncio.run(_upgrade(db))
+    console.print(f"[bold green]parley[/] task database at schema revision {revision}")
+
+
+async def _upgrade(db: str) -> str:
+    from parley.stores.sql import SQLTaskStore, upgrade
+
+    store = task_store(db)
+    assert isinstance(store, SQLTaskStore)
+    try:
+        return await upgrade(store.engine)
+    finally:
+        await store.aclose()
