@@ -83,3 +83,14 @@ class HeaderGate:
             await send({"type": "http.response.body", "body": b"no"})
             return
         await self.app(scope, receive, send)
+
+
+async def lifespan(receive: Any, send: Any) -> None:
+    """The ASGI lifespan protocol, for the bare test apps served on uvicorn."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return

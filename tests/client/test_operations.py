@@ -28,6 +28,12 @@ from parley.types import (
 )
 
 
+async def send_task(client: Client, text: str) -> Task:
+    task = await client.send_message(text)
+    assert isinstance(task, Task)
+    return task
+
+
 async def test_send_returns_the_completed_task(client: Client) -> None:
     """Spec 7.1: message/send returns the Task; blocking waits for its end."""
     task = await client.send_message("tell me a joke")
@@ -85,7 +91,7 @@ async def test_file_part_round_trip(client: Client) -> None:
 
 async def test_get_task_with_history_length(client: Client) -> None:
     """Spec 7.3: tasks/get honours historyLength."""
-    task = await client.send_message("tell me a joke")
+    task = await send_task(client, "tell me a joke")
     full = await client.get_task(task.id)
     assert full.id == task.id
     assert full.history
@@ -101,14 +107,14 @@ async def test_get_unknown_task_raises_task_not_found(client: Client) -> None:
 
 async def test_negative_history_length_is_invalid_params(client: Client) -> None:
     """Spec 7.3.1 / 8.1: a negative historyLength is -32602."""
-    task = await client.send_message("tell me a joke")
+    task = await send_task(client, "tell me a joke")
     with pytest.raises(InvalidParamsError):
         await client.get_task(task.id, history_length=-1)
 
 
 async def test_cancel_an_interrupted_task_then_a_finished_one(client: Client) -> None:
     """Spec 7.4: tasks/cancel returns the canceled task; a terminal task refuses (-32002)."""
-    waiting = await client.send_message("book a flight")
+    waiting = await send_task(client, "book a flight")
     canceled = await client.cancel_task(waiting.id)
     assert canceled.status.state is TaskState.canceled
     with pytest.raises(TaskNotCancelableError):
@@ -117,7 +123,7 @@ async def test_cancel_an_interrupted_task_then_a_finished_one(client: Client) ->
 
 async def test_resubscribe_to_a_finished_task_gives_its_state(client: Client) -> None:
     """Spec 7.9: tasks/resubscribe on a finished task yields the task, then ends."""
-    task = await client.send_message("tell me a joke")
+    task = await send_task(client, "tell me a joke")
     events = [event async for event in client.resubscribe(task.id)]
     assert isinstance(events[-1], Task)
     assert events[-1].status.state is TaskState.completed
@@ -132,7 +138,7 @@ async def test_resubscribe_unknown_task(client: Client) -> None:
 
 async def test_push_config_methods_answer_not_supported(client: Client) -> None:
     """Spec 7.5-7.8: an agent without push notifications answers -32003 to each."""
-    task = await client.send_message("tell me a joke")
+    task = await send_task(client, "tell me a joke")
     config = TaskPushNotificationConfig(
         task_id=task.id, push_notification_config=PushNotificationConfig(url="https://x.test/")
     )

@@ -9,11 +9,14 @@ import httpx
 import pytest
 
 from parley.client import Client, StreamInterruptedError, TaskTracker, connect, text_of
+from parley.client._client import send_params
+from parley.protocol import BY_NAME
 from parley.types import TaskState
 from tests.client.agents import ticking_app
 from tests.servers import running
 
 TICKS = 8
+PARAMS = send_params("go", None, None, None, None)
 
 
 class CuttingTransport(httpx.AsyncBaseTransport):
@@ -83,7 +86,7 @@ async def test_cut_stream_is_resumed_with_nothing_lost_or_repeated(after: int) -
             tracker = TaskTracker()
             ids: list[int | None] = []
             kinds: list[str] = []
-            async for item in client.stream(*_stream_call(client)):
+            async for item in client.stream(BY_NAME["stream_message"], PARAMS):
                 tracker.apply(item.event)
                 ids.append(item.id)
                 kinds.append(item.event.kind)
@@ -112,10 +115,3 @@ async def test_gives_up_after_max_resumes() -> None:
                 async for _ in client.stream_message("go"):
                     pass
     assert len([r for r in cutter.requests if b"tasks/resubscribe" in r.content]) == 2
-
-
-def _stream_call(client: Client) -> tuple[object, ...]:
-    from parley.client._client import send_params
-    from parley.protocol import BY_NAME
-
-    return (BY_NAME["stream_message"], send_params("go", None, None, None, None))

@@ -1,0 +1,142 @@
+"""Card resolution and transport selection (spec 5.3, 5.6.3, 5.6.4, 7.10)."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from parley.client import (
+    BearerAuth,
+    CardError,
+    NotAnAgentError,
+    candidate_interfaces,
+    card_warnings,
+    connect,
+    fetch_card,
+    text_of,
+)
+from parley.client._selection import FallbackTransport
+from parley.demo import create_demo_app, demo
+from parley.server import create_app
+from parley.types import AgentInterface
+from tests.client.agents import card, lifespan
+from tests.servers import running
+
+
+def serving(path: str, body: bytes, status: int = 200) -> Any:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            await lifespan(receive, send)
+            return
+        found = scope["path"] == path
+        headers = [(b"content-type", b"application/json")]
+        await send(
+            {"type": "http.response.start", "status": status if found else 404, "headers": headers}
+        )
+        await send({"type": "http.response.body", "body": body if found else b"{}"})
+
+    return app
+
+
+async def test_card_from_base_url() -> None:
+    """Spec 5.3: the card is at /.well-known/agent-card.json under the base URL."""
+    with running(create_demo_app()) as url:
+        found = await fetch_card(url)
+        assert found.name == "parley demo agent"
+        assert found.url == url + "/"
+
+
+async def test_card_falls_back_to_the_older_path() -> None:
+    """Spec 5.3: agents of earlier versions publish /.well-known/agent.json."""
+    body = card(url="http://127.0.0.1:1/").to_json()
+    with running(serving("/.well-known/agent.json", body)) as url:
+        assert (await fetch_card(url)).name == "test agent"
+        assert (await fetch_card(url + "/.well-known/agent.json")).name == "test agent"
+
+
+async def test_card_from_a_file(tmp_path: Path) -> None:
+    """Spec 5.3: a card may be configured locally."""
+    path = tmp_path / "card.json"
+    path.write_bytes(card(url="http://127.0.0.1:1/").to_json())
+    assert (await fetch_card(str(path))).name == "test agent"
+
+
+async def test_bad_card_names_each_problem(tmp_path: Path) -> None:
+    """Spec 5.5: required fields; the error says which field and what is wrong."""
+    path = tmp_path / "card.json"
+    path.write_text(json.dumps({"name": "x", "url": "relative/path", "skills": "none"}))
+    with pytest.raises(CardError) as raised:
+        await fetch_card(str(path))
+    problems = raised.value.problems
+    assert "description: Field required" in problems
+    assert any(p.startswith("skills:") for p in problems)
+    bad_url = card(url="relative/path").to_json()
+    path.write_bytes(bad_url)
+    with pytest.raises(CardError, match="url: 'relative/path' is not an absolute"):
+        await fetch_card(str(path))
+
+
+async def test_no_card_is_not_an_agent() -> None:
+    """Spec 5.3: a server with no card at either path is not an A2A agent."""
+    with running(serving("/elsewhere", b"{}")) as url, pytest.raises(NotAnAgentError, match="404"):
+        await fetch_card(url)
+
+
+async def test_extended_card_fetched_with_credentials() -> None:
+    """Spec 7.10, 5.5: with credentials, the client adopts the extended card."""
+    public = card(supports_authenticated_extended_card=True)
+    extended = card(name="test agent (extended)", supports_authenticated_extended_card=True)
+    app = create_app(demo, public, extended_card=extended)
+    async with connect(app) as anonymous:
+        assert anonymous.card is not None
+        assert anonymous.card.name == "test agent"
+    async with connect(app, interceptors=[BearerAuth("t")]) as client:
+        assert client.card is not None
+        assert client.card.name == "test agent (extended)"
+
+
+def test_selection_follows_the_agent_then_the_client() -> None:
+    """Spec 5.6.3: the main url/preferredTransport first, then additionalInterfaces;
+    only transports the client supports; the client's order when it asks for it."""
+    agent_card = card(
+        url="https://a/grpc",
+        preferred_transport="GRPC",
+        additional_interfaces=[
+            AgentInterface(url="https://a/grpc", transport="GRPC"),
+            AgentInterface(url="https://a/rest", transport="HTTP+JSON"),
+            AgentInterface(url="https://a/rpc", transport="JSONRPC"),
+        ],
+    )
+    chosen = candidate_interfaces(agent_card, ["jsonrpc", "grpc", "rest"])
+    assert [i.url for i in chosen] == ["https://a/grpc", "https://a/rest", "https://a/rpc"]
+    preferred = candidate_interfaces(agent_card, ["jsonrpc", "rest"], use_client_preference=True)
+    assert [i.transport for i in preferred] == ["JSONRPC", "HTTP+JSON"]
+    assert candidate_interfaces(agent_card, ["nothing"]) == []
+    assert card_warnings(agent_card) == []
+
+
+async def test_falls_back_to_the_next_interface() -> None:
+    """Spec 5.6.3 (graceful degradation): an interface that cannot be reached is
+    skipped for the next one the card declares."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{probe.getsockname()[1]}/"
+    with running(create_demo_app()) as url:
+        agent_card = card(
+            url=dead,
+            additional_interfaces=[AgentInterface(url=url + "/", transport="JSONRPC")],
+        )
+        async with connect(agent_card) as client:
+            assert text_of(await client.send_message("echo me")) == "echo me"
+            assert isinstance(client.transport, FallbackTransport)
+            assert client.transport.interface.url == url + "/"
+
+
+async def test_no_usable_interface() -> None:
+    """Spec 5.6.3: a card with no transport the client speaks is refused up front."""
+    with pytest.raises(Exception, match="offers JSONRPC"):
+        await connect(card(url="http://x/"), transports=["GRPC-ONLY"])
