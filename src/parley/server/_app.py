@@ -1,9 +1,12 @@
-"""The ASGI app: agent card, JSON-RPC binding, health; mountable in Starlette or FastAPI."""
+"""The ASGI app: agent card, the JSON-RPC and HTTP+JSON bindings, health, and the gRPC
+server beside them; mountable in Starlette or FastAPI."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -12,7 +15,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from parley.server._agent import AgentExecutor
-from parley.server._card import CardPublisher, binding_path, check_card
+from parley.server._card import CardPublisher, binding_path, check_card, resolve_target
 from parley.server._context import CallContext
 from parley.server._handler import RequestHandler
 from parley.server._retention import DEFAULT_RETENTION, Retention
@@ -20,6 +23,9 @@ from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
 from parley.stores import TaskStore
 from parley.types import AgentCard, TransportProtocol
+
+if TYPE_CHECKING:
+    from parley.server.bindings._grpc import GRPCOptions
 
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 OLD_AGENT_CARD_PATH = "/.well-known/agent.json"
@@ -33,6 +39,11 @@ class A2AApp:
     (``/`` when the url is left empty for parley to fill), and ``/health``. The card is
     checked here, so a card that promises what the server does not do fails at startup
     with ``CardError`` naming the field.
+
+    HTTP+JSON (REST, ``/v1/...`` under ``rest_path``) is served when ``rest`` is true, or
+    by default when protobuf (``parley[grpc]``) is installed. With ``grpc`` options the
+    app's lifespan runs the gRPC server beside it, on the same event loop. A card that
+    leaves ``additionalInterfaces`` empty is given one entry per binding served.
     """
 
     def __init__(
@@ -44,14 +55,34 @@ class A2AApp:
         extended_card: AgentCard | Callable[[CallContext], Awaitable[AgentCard]] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         retention: Retention | None = DEFAULT_RETENTION,
+        rest: bool | None = None,
+        rest_path: str | None = None,
+        grpc: GRPCOptions | None = None,
     ) -> None:
         self.handler = RequestHandler(
             agent, card, task_store=task_store, extended_card=extended_card, retention=retention
         )
-        self.rpc_path = binding_path(card)
-        served = {TransportProtocol.jsonrpc.value: card.url or self.rpc_path}
+        preferred = card.preferred_transport
+        self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
+        targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
+        self.rest: Any = None
+        if rest or (rest is None and find_spec("google.protobuf") is not None):
+            from parley.server.bindings._rest import RESTBinding
+
+            if rest_path is None:
+                from_card = preferred == TransportProtocol.http_json
+                rest_path = binding_path(card, "") if from_card else ""
+            self.rest = RESTBinding(self.handler, prefix=rest_path, max_body_size=max_body_size)
+            targets[TransportProtocol.http_json.value] = self.rest.prefix
+        self.grpc_options = grpc
+        self.grpc_server: Any = None
+        if grpc is not None:
+            targets[TransportProtocol.grpc.value] = f":{grpc.port}"
+        served = {name: resolve_target(target, card.url) for name, target in targets.items()}
+        if card.url and preferred in served:
+            served[preferred] = card.url
         check_card(card, served, push_notifications=False, extended_card=extended_card is not None)
-        self.card = CardPublisher(card, {TransportProtocol.jsonrpc.value: self.rpc_path})
+        self.card = CardPublisher(card, targets)
         self.jsonrpc = JSONRPCBinding(self.handler, max_body_size=max_body_size)
         self.router = Starlette(
             routes=[
@@ -63,10 +94,35 @@ class A2AApp:
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and _route_path(scope) == self.rpc_path:
-            await self.jsonrpc(scope, receive, send)
-        else:
-            await self.router(scope, receive, send)
+        if scope["type"] == "http":
+            path = _route_path(scope)
+            if path == self.rpc_path:
+                await self.jsonrpc(scope, receive, send)
+                return
+            if self.rest is not None and self.rest.handles(path):
+                await self.rest({**scope, "path": path}, receive, send)
+                return
+        await self.router(scope, receive, send)
+
+    @property
+    def grpc_port(self) -> int | None:
+        """The port the gRPC server listens on, once the app has started."""
+        port = self.card.served.get(TransportProtocol.grpc.value)
+        return int(port[1:]) if port and self.grpc_server is not None else None
+
+    async def start_grpc(self) -> None:
+        """Start the gRPC server (the lifespan does; call it yourself without one)."""
+        if self.grpc_options is None or self.grpc_server is not None:
+            return
+        from parley.server.bindings._grpc import GRPCBinding, start_server
+
+        self.grpc_server, port = await start_server(GRPCBinding(self.handler), self.grpc_options)
+        self.card.serve(TransportProtocol.grpc.value, f":{port}")
+
+    async def stop_grpc(self, grace: float | None = 1.0) -> None:
+        server, self.grpc_server = self.grpc_server, None
+        if server is not None:
+            await server.stop(grace)
 
     async def _card(self, request: Request) -> Response:
         return Response(self.card.render(request.scope), media_type="application/json")
@@ -78,8 +134,10 @@ class A2AApp:
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         await self.handler.start()
         try:
+            await self.start_grpc()
             yield
         finally:
+            await self.stop_grpc()
             await self.handler.aclose()
 
 
@@ -99,11 +157,13 @@ def create_app(
     extended_card: AgentCard | Callable[[CallContext], Awaitable[AgentCard]] | None = None,
     max_body_size: int = DEFAULT_MAX_BODY_SIZE,
     retention: Retention | None = DEFAULT_RETENTION,
+    rest: bool | None = None,
+    grpc: GRPCOptions | None = None,
 ) -> A2AApp:
     """The ASGI app serving ``agent`` described by ``card`` (see ``A2AApp``).
 
     ``retention`` says how long finished and waiting tasks are kept (a week by default;
-    ``None`` keeps them forever)."""
+    ``None`` keeps them forever). ``rest`` and ``grpc``: see ``A2AApp``."""
     return A2AApp(
         agent,
         card,
@@ -111,4 +171,6 @@ def create_app(
         extended_card=extended_card,
         max_body_size=max_body_size,
         retention=retention,
+        rest=rest,
+        grpc=grpc,
     )

@@ -4,6 +4,11 @@ A card whose ``url`` is left empty is completed by parley from the address a req
 really came to (``Host`` and the server's own scheme, or ``X-Forwarded-Proto`` /
 ``X-Forwarded-Host`` behind a proxy), so the card never advertises an address nobody can
 reach. ``additionalInterfaces`` left empty is filled with every binding the app serves.
+
+A binding's *target* is where the app serves it: an absolute URL, a path on the HTTP
+server (``/`` for JSON-RPC, ``""`` for REST's ``/v1/...``), or ``:PORT`` for gRPC, which
+listens on its own port of the same host (published as ``host:PORT``, the target form
+gRPC clients, the official SDK's included, dial).
 """
 
 from __future__ import annotations
@@ -24,6 +29,18 @@ def binding_path(card: AgentCard, default: str = "/") -> str:
     if not card.url:
         return default
     return urlsplit(card.url).path or "/"
+
+
+def resolve_target(target: str, base: str) -> str:
+    """``target`` completed with ``base`` (``scheme://host[:port][/root]``, may be empty)."""
+    if "://" in target or not base:
+        return target
+    if target.startswith(":"):
+        parts = urlsplit(base)
+        host = parts.hostname or "localhost"
+        return f"[{host}]{target}" if ":" in host else f"{host}{target}"
+    parts = urlsplit(base)
+    return f"{parts.scheme}://{parts.netloc}{target}"
 
 
 def check_card(
@@ -68,8 +85,12 @@ def check_card(
 
 
 def _same_place(declared: str, served: str) -> bool:
-    if "://" not in served:
-        return (urlsplit(declared).path or "/") == served
+    if served.startswith(":"):  # a gRPC port on a host not known yet
+        return served == ":0" or declared.rstrip("/").endswith(served)
+    if "://" not in served and (served.startswith("/") or not served):
+        return (urlsplit(declared).path or "/").rstrip("/") == served.rstrip("/")
+    if "://" not in served:  # host:port of gRPC; a card may spell it with a scheme
+        return declared.split("://", 1)[-1].rstrip("/") == served
     return declared.rstrip("/") == served.rstrip("/")
 
 
@@ -80,18 +101,29 @@ class CardPublisher:
         self.card = card
         self.served = dict(served)
         self._rendered: dict[str, bytes] = {}
+        self._fixed: bytes | None = None
+        self._fix()
+
+    def _fix(self) -> None:
+        card = self.card
+        self._rendered.clear()
         self._fixed = card.to_json() if card.url and card.additional_interfaces else None
         if card.url and not card.additional_interfaces:
-            self._fixed = self.for_base("").to_json()
+            origin = urlsplit(card.url)
+            self._fixed = self.for_base(f"{origin.scheme}://{origin.netloc}").to_json()
+
+    def serve(self, transport: str, target: str) -> None:
+        """Publish ``transport`` at ``target`` from now on (e.g. once a port is known)."""
+        self.served[transport] = target
+        self._fix()
 
     def for_base(self, base: str) -> AgentCard:
         """The card with every relative binding path completed with ``base``."""
-        urls = {
-            transport: target if "://" in target else base + target
-            for transport, target in self.served.items()
-        }
+        urls = {transport: _complete(target, base) for transport, target in self.served.items()}
         update: dict[str, Any] = {}
-        if not self.card.url:
+        if self.card.url:
+            urls[self.card.preferred_transport] = self.card.url
+        else:
             update["url"] = urls[self.card.preferred_transport]
         if not self.card.additional_interfaces:
             update["additional_interfaces"] = [
@@ -110,6 +142,14 @@ class CardPublisher:
                 self._rendered.clear()
             rendered = self._rendered[base] = self.for_base(base).to_json()
         return rendered
+
+
+def _complete(target: str, base: str) -> str:
+    if "://" in target:
+        return target
+    if target.startswith(":"):
+        return resolve_target(target, base)
+    return base.rstrip("/") + target if target else base
 
 
 def _rank(transport: str) -> int:

@@ -1,0 +1,199 @@
+"""The gRPC binding (spec 3.2.2, 3.3.2): ``a2a.v1.A2AService`` over ``grpc.aio``.
+
+The service's method handlers are built from the operation table and the protobuf
+converters, not from generated servicer code: each RPC decodes its request message into
+the params model, calls the request handler method of its operation, and encodes the
+result (or each streamed event).
+
+Errors end the call with the error class's ``grpc_status``. The details string is
+``"<ErrorClass>: <message>"``, as the official SDK writes it, and the trailing metadata
+``a2a-error-bin`` carries the A2A error as JSON (``code``, ``message``, ``data``) so a
+parley client rebuilds the exact class.
+
+gRPC has no event ids. Stream events are numbered without gaps (the event log's
+invariant), so the sequence number of a stream's first event, sent as the initial
+metadata ``a2a-first-event-id``, numbers them all; a client resumes ``TaskSubscription``
+with the metadata ``last-event-id``, as with SSE's ``Last-Event-ID``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+from pydantic import ValidationError
+from pydantic_core import to_json
+
+from parley.protocol import (
+    OPERATIONS,
+    A2AError,
+    InternalError,
+    InvalidParamsError,
+    Operation,
+)
+from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, load_grpc
+from parley.server._context import CallContext
+from parley.server._handler import RequestHandler
+from parley.server.bindings._http import logger
+
+grpc = load_grpc()
+
+SERVICE = "a2a.v1.A2AService"
+ERROR_METADATA = "a2a-error-bin"
+FIRST_EVENT_METADATA = "a2a-first-event-id"
+
+
+@dataclass(frozen=True, slots=True)
+class GRPCOptions:
+    """Where and how the gRPC server listens.
+
+    ``port`` 0 takes a free port (see ``A2AApp.grpc_port`` once started). With both
+    ``certificate_chain`` and ``private_key`` (PEM bytes) the port speaks TLS; without,
+    plain HTTP/2, for localhost and for TLS ended at a proxy.
+    """
+
+    host: str = "127.0.0.1"
+    port: int = 50051
+    certificate_chain: bytes | None = None
+    private_key: bytes | None = None
+
+    @property
+    def tls(self) -> bool:
+        return self.certificate_chain is not None and self.private_key is not None
+
+
+def error_metadata(error: A2AError) -> tuple[tuple[str, bytes], ...]:
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return ((ERROR_METADATA, to_json(body)),)
+
+
+class GRPCBinding:
+    """Serves ``a2a.v1.A2AService`` with ``handler``."""
+
+    def __init__(self, handler: RequestHandler) -> None:
+        self.handler = handler
+
+    def service(self) -> Any:
+        """The service's ``grpc.GenericRpcHandler`` (``server.add_generic_rpc_handlers``)."""
+        handlers = {}
+        for operation in OPERATIONS:
+            proto_op = PROTO_OPERATIONS[operation.name]
+            make = (
+                grpc.unary_stream_rpc_method_handler
+                if operation.streaming
+                else grpc.unary_unary_rpc_method_handler
+            )
+            behaviour = self._stream(operation) if operation.streaming else self._unary(operation)
+            handlers[operation.grpc_method] = make(
+                behaviour,
+                request_deserializer=proto_op.request.FromString,
+                response_serializer=proto_op.response.SerializeToString,
+            )
+        return grpc.method_handlers_generic_handler(SERVICE, handlers)
+
+    def _unary(self, operation: Operation) -> Callable[[Any, Any], Any]:
+        proto_op = PROTO_OPERATIONS[operation.name]
+        method = getattr(self.handler, operation.name)
+
+        async def unary(request: Any, context: Any) -> Any:
+            try:
+                params = proto_op.params_from_proto(request)
+                result = await method(params, call_context(context))
+                return proto_op.result_to_proto(result)
+            except Exception as error:
+                problem = as_a2a_error(error)
+            await abort(context, problem)
+
+        return unary
+
+    def _stream(self, operation: Operation) -> Callable[[Any, Any], AsyncIterator[Any]]:
+        proto_op = PROTO_OPERATIONS[operation.name]
+        method = getattr(self.handler, operation.name)
+
+        async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
+            events = None
+            problem: A2AError | None = None
+            try:
+                params = proto_op.params_from_proto(request)
+                events = await method(params, call_context(context))
+                first = True
+                async for sequence, event in events:
+                    response = proto_op.result_to_proto(event)
+                    if first:
+                        metadata = ((FIRST_EVENT_METADATA, str(sequence)),)
+                        await context.send_initial_metadata(metadata)
+                        first = False
+                    yield response
+            except Exception as error:
+                problem = as_a2a_error(error)
+            finally:
+                aclose = getattr(events, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+            if problem is not None:
+                await abort(context, problem)
+
+        return stream
+
+
+async def abort(context: Any, error: A2AError) -> NoReturn:
+    """End the call with ``error``'s status (raises, as ``context.abort`` does)."""
+    await context.abort(
+        getattr(grpc.StatusCode, error.grpc_status),
+        f"{type(error).__name__}: {error.message}",
+        trailing_metadata=error_metadata(error),
+    )
+    raise AssertionError("grpc.aio context.abort returned")  # pragma: no cover
+
+
+def call_context(context: Any) -> CallContext:
+    """The transport facts of a gRPC call, from its metadata."""
+    headers = {
+        key.lower(): value
+        for key, value in context.invocation_metadata() or ()
+        if isinstance(value, str)
+    }
+    extensions = headers.get("x-a2a-extensions", "")
+    last_event_id = headers.get("last-event-id", "")
+    return CallContext(
+        headers=headers,
+        requested_extensions=frozenset(uri.strip() for uri in extensions.split(",") if uri.strip()),
+        last_event_id=int(last_event_id) if last_event_id.isdigit() else None,
+    )
+
+
+def as_a2a_error(error: Exception) -> A2AError:
+    if isinstance(error, A2AError):
+        return error
+    if isinstance(error, ConversionError | ValidationError):
+        return InvalidParamsError(f"Invalid request: {_summary(error)}")
+    logger.exception("unexpected error while handling a gRPC request", exc_info=error)
+    return InternalError("The server met an unexpected error; it has been logged")
+
+
+def _summary(error: Exception) -> str:
+    if isinstance(error, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in item['loc']) or 'params'}: {item['msg']}"
+            for item in error.errors(include_url=False, include_input=False)[:5]
+        )
+    return str(error)
+
+
+async def start_server(binding: GRPCBinding, options: GRPCOptions) -> tuple[Any, int]:
+    """A started ``grpc.aio`` server for ``binding``, and the port it listens on."""
+    server = grpc.aio.server()
+    server.add_generic_rpc_handlers((binding.service(),))
+    address = f"{options.host}:{options.port}"
+    if options.private_key is not None and options.certificate_chain is not None:
+        credentials = grpc.ssl_server_credentials(
+            [(options.private_key, options.certificate_chain)]
+        )
+        port = server.add_secure_port(address, credentials)
+    else:
+        port = server.add_insecure_port(address)
+    await server.start()
+    return server, port

@@ -1,0 +1,221 @@
+"""The HTTP+JSON (REST) binding (spec 3.2.3, 3.5.6): the URL table of the operation table.
+
+Each request becomes the proto request message of its operation (path parameters into
+``name``/``parent``, the body parsed as proto-JSON), then the params model through the
+shared converters of ``parley.protocol.protobuf``; results go back out as proto-JSON.
+That is the wire the official SDKs' REST clients and servers speak. Streams are SSE with
+one ``data:`` line per event and the event's sequence number as ``id:``.
+
+Errors answer with the error class's HTTP status and one body for every error::
+
+    {"code": -32001, "message": "Task t1 was not found", "data": ...}
+
+``message`` is what the official SDK's REST server sends; ``code`` lets a client rebuild
+the exact A2A error class.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+from urllib.parse import parse_qs
+
+from pydantic import ValidationError
+from pydantic_core import to_json
+from starlette.types import Receive, Scope, Send
+
+from parley.protocol import (
+    OPERATIONS,
+    A2AError,
+    InternalError,
+    InvalidParamsError,
+    InvalidRequestError,
+    MethodNotFoundError,
+    Operation,
+)
+from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, from_json, pb
+from parley.protocol.protobuf import to_json as proto_json
+from parley.protocol.protobuf._core import config_name, task_name
+from parley.server._handler import RequestHandler
+from parley.server.bindings._http import (
+    DEFAULT_MAX_BODY_SIZE,
+    BodyTooLarge,
+    ClientGone,
+    call_context,
+    logger,
+    read_body,
+    send_body,
+    stream_sse,
+)
+from parley.types import Event
+
+_PLACEHOLDER = re.compile(r"\{(id|config_id)\}")
+
+
+def _pattern(path: str) -> re.Pattern[str]:
+    parts = _PLACEHOLDER.split(path)
+    regex = "".join(
+        f"(?P<{part}>[^/:]+)" if index % 2 else re.escape(part) for index, part in enumerate(parts)
+    )
+    return re.compile(f"^{regex}$")
+
+
+def _routes() -> list[tuple[re.Pattern[str], dict[str, Operation]]]:
+    routes: dict[str, dict[str, Operation]] = {}
+    for operation in OPERATIONS:
+        methods = routes.setdefault(operation.rest_path, {})
+        methods[operation.rest_method] = operation
+        if operation.name == "resubscribe":
+            methods["GET"] = operation  # the official SDK subscribes with GET
+    return [(_pattern(path), methods) for path, methods in routes.items()]
+
+
+ROUTES = _routes()
+
+
+def error_body(error: A2AError) -> bytes:
+    """The one JSON error body of the REST binding."""
+    body: dict[str, Any] = {"code": error.code, "message": error.message}
+    if error.data is not None:
+        body["data"] = error.data
+    return to_json(body)
+
+
+class RESTBinding:
+    """The ASGI app of the HTTP+JSON binding, serving the paths under ``prefix``."""
+
+    def __init__(
+        self,
+        handler: RequestHandler,
+        *,
+        prefix: str = "",
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+    ) -> None:
+        self.handler = handler
+        self.prefix = prefix.rstrip("/")
+        self.max_body_size = max_body_size
+
+    def handles(self, path: str) -> bool:
+        return path.startswith(self.prefix + "/v1/")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"][len(self.prefix) :]
+        for pattern, methods in ROUTES:
+            match = pattern.match(path)
+            if match is None:
+                continue
+            operation = methods.get(scope["method"])
+            if operation is None:
+                allow = ", ".join(sorted(methods)).encode()
+                problem = InvalidRequestError(f"{path} takes {allow.decode()}")
+                await send_body(send, 405, error_body(problem), _headers((b"allow", allow)))
+                return
+            await self._serve(operation, match.groupdict(), scope, receive, send)
+            return
+        await _fail(send, MethodNotFoundError(f"No A2A operation at {scope['method']} {path}"), 404)
+
+    async def _serve(
+        self,
+        operation: Operation,
+        path_params: dict[str, str],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        try:
+            body = await read_body(scope, receive, self.max_body_size)
+        except BodyTooLarge as too_large:
+            await _fail(send, InvalidRequestError(str(too_large)), 413)
+            return
+        except ClientGone:
+            return
+        try:
+            params = decode_params(operation, path_params, scope, body)
+            result = await getattr(self.handler, operation.name)(params, call_context(scope))
+        except Exception as error:
+            await _fail(send, as_a2a_error(error))
+            return
+        if operation.streaming:
+            to_proto = PROTO_OPERATIONS[operation.name].result_to_proto
+
+            def encode(event: Event) -> bytes:
+                return proto_json(to_proto(event))
+
+            def encode_error(problem: Exception) -> bytes:
+                return error_body(as_a2a_error(problem))
+
+            await stream_sse(receive, send, result, encode, encode_error)
+        else:
+            await send_body(send, 200, encode_result(operation, result))
+
+
+def decode_params(operation: Operation, path: dict[str, str], scope: Scope, body: bytes) -> Any:
+    """The params model of ``operation`` from the path, the query and the body."""
+    proto_op = PROTO_OPERATIONS[operation.name]
+    if operation.name == "get_extended_card":
+        return None
+    takes_body = operation.rest_method == "POST" and body.strip()
+    request = from_json(body, proto_op.request) if takes_body else proto_op.request()
+    task_id = path.get("id")
+    if task_id is not None:
+        fields = request.DESCRIPTOR.fields_by_name
+        if "name" in fields:
+            request.name = (
+                config_name(task_id, path.get("config_id"))
+                if path.get("config_id")
+                else task_name(task_id)
+            )
+        if "parent" in fields:
+            request.parent = task_name(task_id)
+    if operation.name == "set_push_config" and not request.HasField("config"):
+        # a bare TaskPushNotificationConfig body, as some clients send
+        request.config.CopyFrom(from_json(body, pb.TaskPushNotificationConfig))
+    params = proto_op.params_from_proto(request)
+    history_length = _query(scope).get("historyLength")
+    if history_length is not None and hasattr(params, "history_length"):
+        params.history_length = _integer("historyLength", history_length)
+    return params
+
+
+def encode_result(operation: Operation, result: Any) -> bytes:
+    if operation.name == "get_extended_card":
+        # the official SDK serves the card in its JSON-schema form here, not proto-JSON
+        data: bytes = result.to_json()
+        return data
+    return proto_json(PROTO_OPERATIONS[operation.name].result_to_proto(result))
+
+
+def _query(scope: Scope) -> dict[str, str]:
+    raw = scope.get("query_string", b"").decode("latin-1")
+    return {key: values[-1] for key, values in parse_qs(raw).items()}
+
+
+def _integer(name: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidParamsError(f"{name} must be an integer, not {value!r}") from None
+
+
+def as_a2a_error(error: Exception) -> A2AError:
+    """Every failure of a REST call as the A2A error it answers with."""
+    if isinstance(error, A2AError):
+        return error
+    if isinstance(error, ConversionError):
+        return InvalidParamsError(f"Invalid request body: {error}")
+    if isinstance(error, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in item['loc']) or 'params'}: {item['msg']}"
+            for item in error.errors(include_url=False, include_input=False)[:5]
+        )
+        return InvalidParamsError(f"Invalid params: {problems}")
+    logger.exception("unexpected error while handling a REST request", exc_info=error)
+    return InternalError("The server met an unexpected error; it has been logged")
+
+
+def _headers(*extra: tuple[bytes, bytes]) -> list[tuple[bytes, bytes]]:
+    return [(b"content-type", b"application/json"), *extra]
+
+
+async def _fail(send: Send, error: A2AError, status: int | None = None) -> None:
+    await send_body(send, status or error.http_status, error_body(error))
