@@ -56,6 +56,8 @@ class LiveTask:
     task: Task | None
     log: EventLog
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    publishing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while one event is stored and logged, so numbers are given out in order."""
     users: int = 0
     """Runs started or waiting for the lock; the task is retired when this drops to 0."""
     run: asyncio.Task[None] | None = None
@@ -122,17 +124,23 @@ class TaskRuns:
         """
         if live.task is None and not isinstance(event, Message | Task):
             await self.publish(live, self._new_task(live))
-        self._check(live, event)
-        sequence = live.log.append(event)
-        live.ended = ends_interaction(event)
-        if live.task is None and isinstance(event, Message):
-            return sequence  # a direct reply: no task, nothing to store
-        task = live.task = apply(live.task, event)
-        assert task is not None
-        await self.store.append(live.task_id, (StoredEvent(sequence, event),))
-        if live.ended:
-            await self.store.save(task, sequence)
-        return sequence
+        async with live.publishing:
+            self._check(live, event)
+            direct_reply = live.task is None and isinstance(event, Message)
+            if not direct_reply:
+                # Stored before any reader sees it: a sequence number a client was given
+                # always names the same event, even after a crash and restart.
+                stored = StoredEvent(live.log.last_sequence + 1, event)
+                await self.store.append(live.task_id, (stored,))
+            sequence = live.log.append(event)
+            live.ended = ends_interaction(event)
+            if direct_reply:
+                return sequence  # a direct reply: no task, nothing to store
+            task = live.task = apply(live.task, event)
+            assert task is not None
+            if live.ended:
+                await self.store.save(task, sequence)
+            return sequence
 
     def _new_task(self, live: LiveTask) -> Task:
         message = live.pending_user_message
