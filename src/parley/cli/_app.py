@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import typer
 
+from parley.cli._chat import chat
 from parley.cli._db import db_app
 from parley.cli._serve import serve
+from parley.cli._talk import cancel, card, get, resubscribe, send
 
 app = typer.Typer(
     name="parley",
@@ -15,6 +17,12 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command()(serve)
+app.command()(card)
+app.command()(send)
+app.command()(get)
+app.command()(cancel)
+app.command()(resubscribe)
+app.command()(chat)
 app.add_typer(db_app)
 
 

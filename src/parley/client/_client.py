@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import uuid
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -125,7 +125,7 @@ class Client:
         accepted_output_modes: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
         context: ClientCallContext | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """``message/stream`` (spec 7.2): the events of the run, until it ends.
 
         A broken stream is resumed (see ``stream``). Raises ``A2AError`` subclasses.
@@ -159,7 +159,7 @@ class Client:
         *,
         last_event_id: int | None = None,
         context: ClientCallContext | None = None,
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """``tasks/resubscribe`` (spec 7.9): the task's events from now (or after
         ``last_event_id``) until its run ends."""
         context = dataclasses.replace(context or ClientCallContext(), last_event_id=last_event_id)
@@ -245,7 +245,7 @@ class Client:
         operation: Operation,
         params: A2AModel | None,
         context: ClientCallContext | None = None,
-    ) -> AsyncIterator[StreamItem]:
+    ) -> AsyncGenerator[StreamItem, None]:
         """Run any streaming operation; resume it through ``tasks/resubscribe`` when it breaks.
 
         Events whose sequence number was already delivered are skipped, so the caller

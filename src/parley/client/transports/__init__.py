@@ -3,10 +3,32 @@
 JSON-RPC is built in; REST (``HTTP+JSON``) and gRPC register themselves here too.
 """
 
-from parley.client._transport import register_transport
+from importlib.util import find_spec
+from typing import Any
+
+from parley.client._transport import Transport, register_transport
 from parley.client.transports._asgi import StreamingASGITransport
 from parley.client.transports._jsonrpc import JSONRPCTransport, create_jsonrpc_transport
 
 register_transport("JSONRPC", create_jsonrpc_transport)
+
+
+def _create_rest_transport(url: str, http_client: Any = None, **options: Any) -> Transport:
+    from parley.client.transports._rest import create_rest_transport
+
+    return create_rest_transport(url, http_client, **options)
+
+
+def _create_grpc_transport(url: str, http_client: Any = None, **options: Any) -> Transport:
+    from parley.client.transports._grpc import create_grpc_transport
+
+    return create_grpc_transport(url, http_client, **options)
+
+
+# REST and gRPC need parley[grpc] (protobuf, grpcio); they load it on first use.
+if find_spec("google.protobuf") is not None:
+    register_transport("HTTP+JSON", _create_rest_transport)
+    if find_spec("grpc") is not None:
+        register_transport("GRPC", _create_grpc_transport)
 
 __all__ = ["JSONRPCTransport", "StreamingASGITransport"]

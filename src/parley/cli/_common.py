@@ -1,0 +1,188 @@
+"""What the commands that talk to an agent share: options, connecting, exit codes, and
+turning every error a person meets into one clear line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from enum import IntEnum
+from typing import Annotated, Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+
+from parley.client import (
+    AgentUnreachableError,
+    APIKeyAuth,
+    BearerAuth,
+    CardError,
+    Client,
+    ClientError,
+    ClientInterceptor,
+    ClientTimeoutError,
+    NotAnAgentError,
+    connect,
+)
+from parley.protocol import (
+    A2AError,
+    InvalidAgentResponseError,
+    PermissionDeniedError,
+    UnauthenticatedError,
+)
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+T = TypeVar("T")
+
+
+class ExitCode(IntEnum):
+    """The exit codes of ``parley`` (documented in docs/cli.md)."""
+
+    ok = 0
+    task_unsuccessful = 1
+    """The task ended failed, rejected or canceled."""
+    usage = 2
+    """Bad arguments or options (a file that cannot be read, JSON that does not parse)."""
+    unreachable = 3
+    """The agent could not be reached, or did not answer in time."""
+    not_an_agent = 4
+    """No agent card, a bad card, or answers that are not A2A."""
+    agent_error = 5
+    """The agent answered with an A2A error (task not found, not cancelable, ...)."""
+    refused = 6
+    """The agent wants credentials, or refused the ones given."""
+    interrupted = 130
+
+
+URL = Annotated[str, typer.Argument(help="The agent: base URL, card URL, or card file.")]
+TransportOption = Annotated[
+    str | None,
+    typer.Option("--transport", "-t", help="Use this transport: jsonrpc, grpc or rest."),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
+BearerOption = Annotated[
+    str | None,
+    typer.Option("--bearer", envvar="PARLEY_BEARER_TOKEN", help="Bearer token to send."),
+]
+APIKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key", envvar="PARLEY_API_KEY", help="API key, sent as the card's scheme says."
+    ),
+]
+HeaderOption = Annotated[
+    list[str] | None,
+    typer.Option("--header", "-H", help="Extra header 'Name: value' (repeatable)."),
+]
+
+
+class Connection:
+    """How to reach the agent, from the common options."""
+
+    def __init__(
+        self,
+        url: str,
+        transport: str | None,
+        bearer: str | None = None,
+        api_key: str | None = None,
+        headers: list[str] | None = None,
+    ) -> None:
+        self.url = url
+        self.transport = transport
+        self.interceptors: list[ClientInterceptor] = []
+        if bearer:
+            self.interceptors.append(BearerAuth(bearer))
+        if api_key:
+            self.interceptors.append(APIKeyAuth(api_key))
+        if headers:
+            self.interceptors.append(_Headers(parse_headers(headers)))
+
+    def open(self) -> connect:
+        transports = [self.transport] if self.transport else None
+        return connect(
+            self.url,
+            transports=transports,
+            use_client_preference=transports is not None,
+            interceptors=self.interceptors,
+        )
+
+
+class _Headers(ClientInterceptor):
+    def __init__(self, headers: dict[str, str]) -> None:
+        self.headers = headers
+
+    async def before(self, call: Any) -> None:
+        call.context.headers.update(self.headers)
+
+
+def parse_headers(values: list[str]) -> dict[str, str]:
+    headers = {}
+    for value in values:
+        name, sep, content = value.partition(":")
+        if not sep or not name.strip():
+            fail(ExitCode.usage, f"--header {value!r} is not of the form 'Name: value'")
+        headers[name.strip()] = content.strip()
+    return headers
+
+
+def parse_json(value: str, option: str) -> Any:
+    try:
+        return json.loads(value)
+    except ValueError as error:
+        fail(ExitCode.usage, f"{option} is not valid JSON: {error}")
+
+
+def run(action: Callable[[], Awaitable[T]]) -> T:
+    """Run ``action``; every error a person meets becomes one line and an exit code."""
+    try:
+        return asyncio.run(_guarded(action))
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]")
+        raise typer.Exit(ExitCode.interrupted) from None
+    except BrokenPipeError:  # the reader went away (``parley ... | head``): not an error
+        raise typer.Exit(ExitCode.ok) from None
+
+
+async def _guarded(action: Callable[[], Awaitable[T]]) -> T:
+    try:
+        return await action()
+    except A2AError as error:
+        code, line = describe(error)
+        fail(code, line)
+
+
+def describe(error: A2AError) -> tuple[ExitCode, str]:
+    """The exit code and the one line for an error."""
+    if isinstance(error, AgentUnreachableError | ClientTimeoutError):
+        return ExitCode.unreachable, error.message
+    if isinstance(error, CardError):
+        lines = [error.message.partition(":")[0] + ":", *(f"  - {p}" for p in error.problems)]
+        return ExitCode.not_an_agent, "\n".join(lines) if error.problems else error.message
+    if isinstance(error, NotAnAgentError | InvalidAgentResponseError):
+        return ExitCode.not_an_agent, f"not an A2A agent? {error.message}"
+    if isinstance(error, UnauthenticatedError | PermissionDeniedError):
+        hint = " (use --bearer, --api-key or --header)"
+        return ExitCode.refused, f"credentials refused: {error.message}{hint}"
+    if isinstance(error, ClientError):
+        return ExitCode.unreachable, error.message
+    return ExitCode.agent_error, f"the agent answered {type(error).__name__}: {error.message}"
+
+
+def fail(code: ExitCode, line: str) -> NoReturn:
+    err.print(f"[bold red]error:[/] {line}", soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def print_json(value: Any) -> None:
+    """One JSON document (a model, a list of models, or plain data) on one line."""
+    if hasattr(value, "to_json"):
+        sys.stdout.write(value.to_json().decode() + "\n")
+    else:
+        sys.stdout.write(json.dumps(value) + "\n")
+    sys.stdout.flush()
+
+
+async def open_client(connection: Connection) -> Client:
+    return await connection.open()

@@ -1,0 +1,158 @@
+"""How the CLI shows A2A objects to a person: cards, tasks, events and artifacts.
+
+Text is printed inline, data parts as a table (flat objects) or pretty JSON, and file
+parts with bytes are saved under their own name (never outside the chosen folder).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+
+from parley.protocol import is_terminal
+from parley.types import (
+    AgentCard,
+    Artifact,
+    DataPart,
+    Event,
+    FilePart,
+    FileWithBytes,
+    Message,
+    Part,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
+
+STATE_STYLE = {
+    TaskState.completed: "green",
+    TaskState.failed: "red",
+    TaskState.rejected: "red",
+    TaskState.canceled: "yellow",
+    TaskState.input_required: "cyan",
+    TaskState.auth_required: "cyan",
+}
+
+
+def show_card(console: Console, card: AgentCard, warnings: list[str]) -> None:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_row("[bold]url[/]", f"{card.url} ({card.preferred_transport})")
+    for interface in card.additional_interfaces or ():
+        if (interface.url, interface.transport) != (card.url, card.preferred_transport):
+            grid.add_row("", f"{interface.url} ({interface.transport})")
+    grid.add_row("[bold]version[/]", f"{card.version} (A2A {card.protocol_version})")
+    caps = card.capabilities
+    grid.add_row(
+        "[bold]capabilities[/]",
+        f"streaming={bool(caps.streaming)} pushNotifications={bool(caps.push_notifications)}"
+        f" extendedCard={bool(card.supports_authenticated_extended_card)}",
+    )
+    if card.security_schemes:
+        grid.add_row("[bold]security[/]", ", ".join(card.security_schemes))
+    grid.add_row("[bold]input[/]", ", ".join(card.default_input_modes))
+    grid.add_row("[bold]output[/]", ", ".join(card.default_output_modes))
+    console.print(Panel(grid, title=f"[bold]{card.name}[/]", subtitle=card.description))
+    if card.skills:
+        skills = Table("skill", "description", "examples", show_lines=False)
+        for skill in card.skills:
+            skills.add_row(skill.name, skill.description, "\n".join(skill.examples or ()))
+        console.print(skills)
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
+
+
+def state_line(state: TaskState) -> str:
+    return f"[{STATE_STYLE.get(state, 'blue')}]{state.value}[/]"
+
+
+def show_result(console: Console, result: Task | Message, save_dir: Path) -> None:
+    if isinstance(result, Message):
+        show_parts(console, result.parts, save_dir)
+        return
+    show_task(console, result, save_dir)
+
+
+def show_task(console: Console, task: Task, save_dir: Path) -> None:
+    console.print(
+        f"task [bold]{task.id}[/] {state_line(task.status.state)}  "
+        f"[dim]context {task.context_id}[/]"
+    )
+    if task.status.message is not None:
+        show_parts(console, task.status.message.parts, save_dir)
+    for artifact in task.artifacts or ():
+        show_artifact(console, artifact, save_dir)
+
+
+def show_artifact(console: Console, artifact: Artifact, save_dir: Path) -> None:
+    console.print(f"[dim]── artifact {artifact.name or artifact.artifact_id}[/]")
+    show_parts(console, artifact.parts, save_dir)
+
+
+def show_parts(console: Console, parts: list[Part], save_dir: Path, *, end: str = "\n") -> None:
+    for part in parts:
+        if isinstance(part, TextPart):
+            console.print(part.text, end=end, markup=False, highlight=False)
+        elif isinstance(part, DataPart):
+            show_data(console, part.data)
+        elif isinstance(part, FilePart):
+            console.print(save_file(part, save_dir))
+
+
+def show_data(console: Console, data: dict[str, Any]) -> None:
+    if data and all(not isinstance(v, dict | list) for v in data.values()):
+        table = Table("field", "value")
+        for key, value in data.items():
+            table.add_row(str(key), str(value))
+        console.print(table)
+    else:
+        console.print(Syntax(json.dumps(data, indent=2), "json", theme="ansi_dark"))
+
+
+def save_file(part: FilePart, save_dir: Path) -> str:
+    """Save a file part's bytes under its name in ``save_dir``; say where it went."""
+    file = part.file
+    name = Path(file.name or "file").name or "file"
+    if not isinstance(file, FileWithBytes):
+        return f"file {name}: {file.uri}"
+    try:
+        content = base64.b64decode(file.bytes, validate=True)
+    except (binascii.Error, ValueError):
+        return f"file {name}: the agent sent bytes that are not base64"
+    target = save_dir / name
+    stem, suffix, n = target.stem, target.suffix, 1
+    while target.exists():
+        target = save_dir / f"{stem}-{n}{suffix}"
+        n += 1
+    target.write_bytes(content)
+    return f"file {name} saved to {target} ({len(content)} bytes)"
+
+
+def show_event(console: Console, event: Event, save_dir: Path) -> None:
+    """One streamed event, as a person wants to see it arrive."""
+    if isinstance(event, TaskArtifactUpdateEvent):
+        parts = event.artifact.parts
+        if all(isinstance(p, TextPart) for p in parts):
+            show_parts(console, parts, save_dir, end="")
+            if event.last_chunk:
+                console.print()
+        else:
+            show_artifact(console, event.artifact, save_dir)
+    elif isinstance(event, TaskStatusUpdateEvent):
+        if event.status.message is not None:
+            console.print()
+            console.print(f"{state_line(event.status.state)}: ", end="")
+            show_parts(console, event.status.message.parts, save_dir)
+    elif isinstance(event, Message):
+        show_parts(console, event.parts, save_dir)
+    elif isinstance(event, Task) and is_terminal(event.status.state):
+        show_task(console, event, save_dir)

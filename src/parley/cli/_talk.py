@@ -1,0 +1,220 @@
+"""``parley card|send|get|cancel|resubscribe``: one call to an agent each."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import mimetypes
+from collections.abc import AsyncGenerator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.status import Status
+
+from parley.cli._common import (
+    URL,
+    APIKeyOption,
+    BearerOption,
+    Connection,
+    ExitCode,
+    HeaderOption,
+    JsonOption,
+    TransportOption,
+    err,
+    fail,
+    out,
+    parse_json,
+    print_json,
+    run,
+)
+from parley.cli._render import show_card, show_event, show_result, show_task, state_line
+from parley.client import TaskTracker, card_warnings, fetch_card
+from parley.protocol import TERMINAL_STATES
+from parley.types import DataPart, Event, FilePart, FileWithBytes, Part, Task, TaskState, TextPart
+
+_UNSUCCESSFUL = TERMINAL_STATES - {TaskState.completed}
+SaveOption = Annotated[
+    Path, typer.Option("--save-dir", help="Where files the agent sends are saved.")
+]
+
+
+def card(url: URL, json_output: JsonOption = False) -> None:
+    """Fetch an agent card, check it, and show it."""
+
+    async def action() -> None:
+        agent_card = await fetch_card(url)
+        if json_output:
+            print_json(agent_card)
+        else:
+            show_card(out, agent_card, card_warnings(agent_card))
+
+    run(action)
+
+
+def send(
+    url: URL,
+    text: Annotated[str, typer.Argument(help="The message text.")],
+    file: Annotated[
+        list[Path] | None, typer.Option("--file", "-f", help="Attach a file (repeatable).")
+    ] = None,
+    data: Annotated[str | None, typer.Option("--data", help="Attach a JSON object.")] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="Context id to continue.")
+    ] = None,
+    task: Annotated[str | None, typer.Option("--task", help="Task id to continue.")] = None,
+    stream: Annotated[bool, typer.Option("--stream", help="Show events as they arrive.")] = False,
+    no_wait: Annotated[
+        bool, typer.Option("--no-wait", help="Return at once; the task goes on.")
+    ] = False,
+    save_dir: SaveOption = Path("."),
+    transport: TransportOption = None,
+    json_output: JsonOption = False,
+    bearer: BearerOption = None,
+    api_key: APIKeyOption = None,
+    header: HeaderOption = None,
+) -> None:
+    """Send a message; print the reply (exit 1 if the task fails)."""
+    parts = message_parts(text, file or [], data)
+    connection = Connection(url, transport, bearer, api_key, header)
+
+    async def action() -> TaskState | None:
+        async with connection.open() as client:
+            if stream:
+                events = client.stream_message(parts, context_id=context, task_id=task)
+                return await follow(events, json_output, save_dir)
+            result = await client.send_message(
+                parts, context_id=context, task_id=task, blocking=not no_wait
+            )
+            if json_output:
+                print_json(result)
+            else:
+                show_result(out, result, save_dir)
+            return result.status.state if isinstance(result, Task) else None
+
+    finish(run(action))
+
+
+def get(
+    url: URL,
+    task_id: Annotated[str, typer.Argument(help="The task's id.")],
+    history: Annotated[
+        int | None, typer.Option("--history", help="How many history messages to show.")
+    ] = None,
+    save_dir: SaveOption = Path("."),
+    transport: TransportOption = None,
+    json_output: JsonOption = False,
+    bearer: BearerOption = None,
+    api_key: APIKeyOption = None,
+    header: HeaderOption = None,
+) -> None:
+    """Show a task (exit 1 if it failed, was rejected or canceled)."""
+    connection = Connection(url, transport, bearer, api_key, header)
+
+    async def action() -> TaskState:
+        async with connection.open() as client:
+            found = await client.get_task(task_id, history_length=history)
+        if json_output:
+            print_json(found)
+        else:
+            for message in found.history or ():
+                out.print(f"[dim]{message.role.value}:[/] ", end="")
+                out.print(" ".join(p.text for p in message.parts if isinstance(p, TextPart)))
+            show_task(out, found, save_dir)
+        return found.status.state
+
+    finish(run(action))
+
+
+def cancel(
+    url: URL,
+    task_id: Annotated[str, typer.Argument(help="The task's id.")],
+    transport: TransportOption = None,
+    json_output: JsonOption = False,
+    bearer: BearerOption = None,
+    api_key: APIKeyOption = None,
+    header: HeaderOption = None,
+) -> None:
+    """Cancel a task."""
+    connection = Connection(url, transport, bearer, api_key, header)
+
+    async def action() -> None:
+        async with connection.open() as client:
+            canceled = await client.cancel_task(task_id)
+        if json_output:
+            print_json(canceled)
+        else:
+            out.print(f"task [bold]{canceled.id}[/] {state_line(canceled.status.state)}")
+
+    run(action)
+
+
+def resubscribe(
+    url: URL,
+    task_id: Annotated[str, typer.Argument(help="The task's id.")],
+    save_dir: SaveOption = Path("."),
+    transport: TransportOption = None,
+    json_output: JsonOption = False,
+    bearer: BearerOption = None,
+    api_key: APIKeyOption = None,
+    header: HeaderOption = None,
+) -> None:
+    """Follow a task's events until its run ends."""
+    connection = Connection(url, transport, bearer, api_key, header)
+
+    async def action() -> TaskState | None:
+        async with connection.open() as client:
+            return await follow(client.resubscribe(task_id), json_output, save_dir)
+
+    finish(run(action))
+
+
+async def follow(
+    events: AsyncGenerator[Event, None],
+    json_output: bool,
+    save_dir: Path,
+    tracker: TaskTracker | None = None,
+) -> TaskState | None:
+    """Print a stream's events as they come, with a spinner showing the task's state."""
+    tracker = tracker or TaskTracker()
+    async with (
+        contextlib.aclosing(events) as events,
+        contextlib.aclosing(tracker.follow(events)) as followed,
+    ):
+        if json_output:
+            async for event in followed:
+                print_json(event)
+            return tracker.state
+        with Status("waiting for the agent...", console=err, spinner="dots") as status:
+            async for event in followed:
+                if tracker.state is not None:
+                    status.update(f"task {tracker.state.value}...")
+                show_event(out, event, save_dir)
+    out.print()
+    if tracker.task is not None and tracker.state is not None:
+        out.print(f"task [bold]{tracker.task.id}[/] {state_line(tracker.state)}")
+    return tracker.state
+
+
+def finish(state: TaskState | None) -> None:
+    if state in _UNSUCCESSFUL:
+        raise typer.Exit(ExitCode.task_unsuccessful)
+
+
+def message_parts(text: str, files: list[Path], data: str | None) -> list[Part]:
+    """The parts of a message from the command line."""
+    parts: list[Part] = [TextPart(text=text)]
+    for path in files:
+        try:
+            content = path.read_bytes()
+        except OSError as error:
+            fail(ExitCode.usage, f"cannot read {path}: {error.strerror}")
+        mime = mimetypes.guess_type(path.name)[0] or "application/octet-stream"
+        encoded = base64.b64encode(content).decode()
+        parts.append(FilePart(file=FileWithBytes(bytes=encoded, name=path.name, mime_type=mime)))
+    if data is not None:
+        value = parse_json(data, "--data")
+        if not isinstance(value, dict):
+            fail(ExitCode.usage, "--data must be a JSON object")
+        parts.append(DataPart(data=value))
+    return parts

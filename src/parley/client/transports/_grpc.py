@@ -1,0 +1,207 @@
+"""The gRPC transport (spec 3.2.2, 3.3.2): ``a2a.v1.A2AService`` over ``grpc.aio``.
+
+Calls are made from the operation table and the shared protobuf converters, not from
+generated stub code. The interface URL is a gRPC target (``host:port``, as cards carry
+it); ``grpc://`` / ``http://`` mean plaintext, ``grpcs://`` / ``https://`` TLS. A bare
+``host:port`` uses TLS unless the host is the loopback, or as ``tls`` says.
+
+Errors: the ``a2a-error-bin`` trailer of a parley server gives the exact class; else the
+official SDK's ``"<ErrorClass>: <message>"`` details; else the status code's class.
+Streams number their events from the ``a2a-first-event-id`` initial metadata, so a cut
+``TaskSubscription`` resumes with ``last-event-id`` like an SSE stream.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import urlsplit
+
+from pydantic import ValidationError
+
+from parley.client._errors import (
+    AgentUnreachableError,
+    ClientError,
+    ClientTimeoutError,
+    StreamInterruptedError,
+)
+from parley.client._transport import ClientCallContext, StreamItem, Timeouts
+from parley.client.transports._http import StreamPosition
+from parley.protocol import ERROR_CLASSES, A2AError, InvalidAgentResponseError, Operation
+from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, load_grpc
+from parley.types import A2AModel
+
+grpc = load_grpc()
+
+SERVICE = "a2a.v1.A2AService"
+ERROR_METADATA = "a2a-error-bin"
+FIRST_EVENT_METADATA = "a2a-first-event-id"
+_BY_NAME = {error.__name__: error for error in ERROR_CLASSES}
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+
+
+def grpc_target(url: str, tls: bool | None = None) -> tuple[str, bool]:
+    """The ``host:port`` to dial for an interface URL, and whether to use TLS."""
+    if "://" in url:
+        parts = urlsplit(url)
+        secure = parts.scheme in ("grpcs", "https")
+        default_port = 443 if secure else 80
+        target = f"{parts.hostname}:{parts.port or default_port}"
+        return target, secure if tls is None else tls
+    host = url.rsplit(":", 1)[0]
+    return url.rstrip("/"), (host not in _LOOPBACK) if tls is None else tls
+
+
+class GRPCTransport:
+    """Talks gRPC to the agent at ``url``.
+
+    ``tls``: force TLS on or off (default: from the URL, see the module doc);
+    ``root_certificates``: PEM of the CAs to trust (default: the system's);
+    ``channel``: a ``grpc.aio.Channel`` to use instead (not closed by ``aclose``).
+    ``http_client`` is accepted and ignored, as gRPC does not speak through httpx.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        http_client: Any = None,
+        *,
+        timeouts: Timeouts | None = None,
+        tls: bool | None = None,
+        root_certificates: bytes | None = None,
+        channel: Any = None,
+        **options: Any,
+    ) -> None:
+        self.url = url
+        self.target, self.tls = grpc_target(url, tls)
+        self.root_certificates = root_certificates
+        self.timeouts = timeouts or Timeouts()
+        self._owns_channel = channel is None
+        self._channel = channel
+
+    @property
+    def channel(self) -> Any:
+        if self._channel is None:  # made on first use, inside the running event loop
+            if self.tls:
+                credentials = grpc.ssl_channel_credentials(self.root_certificates)
+                self._channel = grpc.aio.secure_channel(self.target, credentials)
+            else:
+                self._channel = grpc.aio.insecure_channel(self.target)
+        return self._channel
+
+    async def request(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> Any:
+        proto_op = PROTO_OPERATIONS[operation.name]
+        call = self.channel.unary_unary(
+            f"/{SERVICE}/{operation.grpc_method}",
+            request_serializer=proto_op.request.SerializeToString,
+            response_deserializer=proto_op.response.FromString,
+        )
+        with self._translated():
+            response = await call(
+                proto_op.params_to_proto(params),
+                metadata=_metadata(context),
+                timeout=self._timeout(operation, context),
+            )
+        return _decoded(operation, proto_op.result_from_proto, response)
+
+    async def stream(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> AsyncIterator[StreamItem]:
+        proto_op = PROTO_OPERATIONS[operation.name]
+        method = self.channel.unary_stream(
+            f"/{SERVICE}/{operation.grpc_method}",
+            request_serializer=proto_op.request.SerializeToString,
+            response_deserializer=proto_op.response.FromString,
+        )
+        position = StreamPosition(last_event_id=context.last_event_id)
+        call = method(
+            proto_op.params_to_proto(params),
+            metadata=_metadata(context),
+            timeout=self._timeout(operation, context),
+        )
+        try:
+            with self._translated(position):
+                first = dict(await call.initial_metadata() or ()).get(FIRST_EVENT_METADATA, "")
+                sequence = int(first) if isinstance(first, str) and first.isdigit() else None
+                position.started = True
+                async for response in call:
+                    event = _decoded(operation, proto_op.result_from_proto, response)
+                    if sequence is not None:
+                        position.last_event_id = sequence
+                    yield StreamItem(event, sequence)
+                    sequence = sequence + 1 if sequence is not None else None
+        finally:
+            call.cancel()
+
+    def _timeout(self, operation: Operation, context: ClientCallContext) -> float | None:
+        if context.timeout is not None:
+            return context.timeout
+        waits = operation.streaming or operation.name == "send_message"
+        return self.timeouts.wait if waits else self.timeouts.read
+
+    @contextmanager
+    def _translated(self, position: StreamPosition | None = None) -> Iterator[None]:
+        """Turn grpc failures into parley's error tree; the one place that does."""
+        try:
+            yield
+        except grpc.aio.AioRpcError as error:
+            raise _error(error, self.target, position) from None
+
+    async def aclose(self) -> None:
+        if self._owns_channel and self._channel is not None:
+            await self._channel.close()
+            self._channel = None
+
+
+def create_grpc_transport(url: str, http_client: Any = None, **options: Any) -> GRPCTransport:
+    """The registered factory of the ``GRPC`` transport."""
+    return GRPCTransport(url, http_client, **options)
+
+
+def _metadata(context: ClientCallContext) -> tuple[tuple[str, str], ...]:
+    metadata = [(key.lower(), value) for key, value in context.headers.items()]
+    if context.extensions:
+        metadata.append(("x-a2a-extensions", ", ".join(sorted(context.extensions))))
+    if context.last_event_id is not None:
+        metadata.append(("last-event-id", str(context.last_event_id)))
+    return tuple(metadata)
+
+
+def _decoded(operation: Operation, convert: Any, response: Any) -> Any:
+    try:
+        return convert(response)
+    except (ConversionError, ValidationError) as error:
+        raise InvalidAgentResponseError(
+            f"The agent's answer to {operation.grpc_method} is not valid: {error}"
+        ) from None
+
+
+def _error(error: Any, target: str, position: StreamPosition | None) -> A2AError:
+    code = error.code()
+    details = error.details() or ""
+    for key, value in error.trailing_metadata() or ():
+        if key == ERROR_METADATA:
+            try:
+                body = json.loads(value)
+                return A2AError.from_code(int(body["code"]), body.get("message"), body.get("data"))
+            except (ValueError, KeyError, TypeError):
+                break
+    name, _, message = details.partition(": ")
+    if name in _BY_NAME:
+        return _BY_NAME[name](message or None)
+    if code == grpc.StatusCode.UNAVAILABLE:
+        if position is not None and position.started:
+            return StreamInterruptedError(
+                f"The stream from {target} broke off: {details}",
+                last_event_id=position.last_event_id,
+            )
+        return AgentUnreachableError(f"Cannot reach the agent at {target}: {details}")
+    if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+        return ClientTimeoutError(f"The agent at {target} did not answer in time")
+    if code == grpc.StatusCode.CANCELLED:
+        return ClientError(f"The call to {target} was cancelled: {details}")
+    return A2AError.from_grpc_status(code.name)(details or None)

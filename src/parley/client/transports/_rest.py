@@ -1,0 +1,211 @@
+"""The HTTP+JSON (REST) transport (spec 3.2.3, 3.5.6): the URL table, proto-JSON bodies.
+
+Requests and results go through the same protobuf converters as the server's binding
+(``parley.protocol.protobuf``). ``TaskSubscription`` is a ``GET``, as the normative
+proto's HTTP annotation and the official SDK have it (parley's server takes ``POST``
+too). Errors come back as the HTTP status and a JSON body; a body with ``code`` (parley,
+and JSON-RPC-shaped servers) gives the exact class, a body with only ``message`` (the
+official SDK) the class the status suggests.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import httpx_sse
+from pydantic import ValidationError
+
+from parley.client._results import decode_result_json
+from parley.client._transport import ClientCallContext, StreamItem, Timeouts
+from parley.client.transports._http import (
+    StreamPosition,
+    http_headers,
+    http_timeout,
+    not_an_agent,
+    refused,
+    translated,
+)
+from parley.protocol import (
+    ERROR_CLASSES,
+    A2AError,
+    InternalError,
+    InvalidAgentResponseError,
+    InvalidParamsError,
+    Operation,
+    TaskNotFoundError,
+)
+from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, from_json, to_json
+from parley.types import A2AModel
+
+_EVENT_KEYS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
+
+
+class RESTTransport:
+    """Talks HTTP+JSON to the agent whose REST base URL is ``url`` (``{url}/v1/...``).
+
+    ``http_client``: an ``httpx.AsyncClient`` to share; without one the transport makes
+    its own and closes it in ``aclose``.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        http_client: httpx.AsyncClient | None = None,
+        *,
+        timeouts: Timeouts | None = None,
+        **options: Any,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.timeouts = timeouts or Timeouts()
+        self._owns_client = http_client is None
+        self.http = http_client or httpx.AsyncClient()
+
+    async def request(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> Any:
+        method, url, query, body = self._http_call(operation, params)
+        with translated(self.url):
+            response = await self.http.request(
+                method,
+                url,
+                content=body,
+                headers=http_headers(context, stream=False),
+                params={**query, **context.query},
+                timeout=http_timeout(self.timeouts, operation),
+            )
+        if response.status_code >= 300:
+            raise _error(response, response.content)
+        return _result(operation, response, response.content)
+
+    async def stream(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> AsyncIterator[StreamItem]:
+        method, url, query, body = self._http_call(operation, params)
+        position = StreamPosition(last_event_id=context.last_event_id)
+        with translated(self.url, position):
+            async with httpx_sse.aconnect_sse(
+                self.http,
+                method,
+                url,
+                content=body,
+                headers=http_headers(context, stream=True),
+                params={**query, **context.query},
+                timeout=http_timeout(self.timeouts, operation),
+            ) as source:
+                response = source.response
+                if response.status_code >= 300 or "text/event-stream" not in response.headers.get(
+                    "content-type", ""
+                ):
+                    raise _error(response, await response.aread())
+                position.started = True
+                async for sse in source.aiter_sse():
+                    event_id = int(sse.id) if sse.id.isdigit() else None
+                    event = _event(operation, response, sse.data)
+                    if event_id is not None:
+                        position.last_event_id = event_id
+                    yield StreamItem(event, event_id)
+
+    def _http_call(
+        self, operation: Operation, params: A2AModel | None
+    ) -> tuple[str, str, dict[str, str], bytes | None]:
+        """Method, URL, query and body of one operation."""
+        path = operation.rest_path
+        task_id = getattr(params, "id", None) or getattr(params, "task_id", None)
+        if task_id is not None:
+            path = path.replace("{id}", quote(task_id, safe=""))
+        config_id = getattr(params, "push_notification_config_id", None)
+        if config_id is not None:
+            path = path.replace("{config_id}", quote(config_id, safe=""))
+        query: dict[str, str] = {}
+        history_length = getattr(params, "history_length", None)
+        if operation.rest_method == "GET" and history_length is not None:
+            query["historyLength"] = str(history_length)
+        if operation.name == "resubscribe":
+            return "GET", self.url + path, query, None
+        body = None
+        if operation.rest_method == "POST":
+            body = to_json(PROTO_OPERATIONS[operation.name].params_to_proto(params))
+        return operation.rest_method, self.url + path, query, body
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.http.aclose()
+
+
+def create_rest_transport(
+    url: str, http_client: httpx.AsyncClient | None = None, **options: Any
+) -> RESTTransport:
+    """The registered factory of the ``HTTP+JSON`` transport."""
+    return RESTTransport(url, http_client, **options)
+
+
+def _result(operation: Operation, response: httpx.Response, body: bytes) -> Any:
+    if operation.name == "get_extended_card":
+        try:  # the official SDK serves the card in its JSON-schema form
+            return decode_result_json(operation, body)
+        except InvalidAgentResponseError:
+            pass  # a server that answers in proto-JSON, as the rest of the binding does
+    proto_op = PROTO_OPERATIONS[operation.name]
+    try:
+        return proto_op.result_from_proto(from_json(body, proto_op.response))
+    except (ConversionError, ValidationError) as error:
+        if not _is_json(body):
+            raise not_an_agent(response, "an A2A HTTP+JSON answer") from None
+        raise InvalidAgentResponseError(
+            f"The agent's answer to {operation.rest_method} {operation.rest_path} "
+            f"is not valid: {error}"
+        ) from None
+
+
+def _event(operation: Operation, response: httpx.Response, data: str) -> Any:
+    try:
+        payload = json.loads(data)
+    except ValueError:
+        raise not_an_agent(response, "JSON events") from None
+    if isinstance(payload, dict) and "code" in payload and not _EVENT_KEYS & payload.keys():
+        raise _from_body(payload, response.status_code)
+    return _result(operation, response, data.encode())
+
+
+def _error(response: httpx.Response, body: bytes) -> A2AError:
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        payload = None
+    if isinstance(payload, dict) and isinstance(payload.get("code"), int):
+        return _from_body(payload, response.status_code)
+    refused(response)
+    if not isinstance(payload, dict) or not isinstance(payload.get("message"), str):
+        return not_an_agent(response, "an A2A HTTP+JSON answer")
+    return _from_body(payload, response.status_code)
+
+
+def _from_body(payload: dict[str, Any], status: int) -> A2AError:
+    message = payload.get("message")
+    text = message if isinstance(message, str) else None
+    code = payload.get("code")
+    if isinstance(code, int):
+        return A2AError.from_code(code, text, payload.get("data"))
+    return _class_for_status(status)(text)
+
+
+def _class_for_status(status: int) -> type[A2AError]:
+    """The error class an HTTP status alone suggests (for servers that send no code)."""
+    if status == 404:
+        return TaskNotFoundError  # 404 is also an unknown path, but the path was ours
+    if status == 400:
+        return InvalidParamsError
+    matching = [error for error in ERROR_CLASSES if error.http_status == status]
+    return matching[0] if matching else InternalError
+
+
+def _is_json(body: bytes) -> bool:
+    try:
+        json.loads(body)
+    except ValueError:
+        return False
+    return True
