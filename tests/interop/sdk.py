@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 
 SDK_VERSION = "0.3.26"
-REQUIREMENTS = (f"a2a-sdk[http-server,grpc]=={SDK_VERSION}", "uvicorn>=0.30")
+REQUIREMENTS = (f"a2a-sdk[http-server,grpc]=={SDK_VERSION}", "uvicorn[standard]>=0.30")
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".interop" / "venv"
 STAMP = VENV / "parley-interop-stamp"
