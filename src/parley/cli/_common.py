@@ -90,6 +90,11 @@ class Connection:
         headers: list[str] | None = None,
     ) -> None:
         self.url = url
+        if transport is not None and transport.lower() not in ("jsonrpc", "grpc", "rest"):
+            fail(
+                ExitCode.usage,
+                f"--transport must be one of jsonrpc, grpc, rest (not {transport!r})",
+            )
         self.transport = transport
         self.interceptors: list[ClientInterceptor] = []
         if bearer:
