@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import grpc
 import httpx
@@ -148,9 +149,11 @@ async def test_grpc_status_and_details_of_an_error(served: Served) -> None:
             await get_task(pb.GetTaskRequest(name="tasks/nope"))
     error = caught.value
     assert error.code() == grpc.StatusCode.NOT_FOUND
-    assert error.details().startswith("TaskNotFoundError: ")  # the official SDK's form
-    trailer = dict(error.trailing_metadata() or ())
-    assert json.loads(trailer["a2a-error-bin"])["code"] == TaskNotFoundError.code
+    assert (error.details() or "").startswith("TaskNotFoundError: ")  # the SDK's form
+    metadata: Any = error.trailing_metadata() or ()
+    carried = dict(metadata)["a2a-error-bin"]
+    assert isinstance(carried, bytes)
+    assert json.loads(carried)["code"] == TaskNotFoundError.code
 
 
 def test_every_error_class_has_a_grpc_status() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
 import typer
@@ -30,14 +31,43 @@ def serve(
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
     db: Annotated[str, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
+    grpc_port: Annotated[
+        int | None, typer.Option(help="Also serve gRPC on this port (needs parley[grpc]).")
+    ] = None,
+    grpc_cert: Annotated[
+        Path | None, typer.Option(help="PEM certificate chain: serve gRPC over TLS.")
+    ] = None,
+    grpc_key: Annotated[Path | None, typer.Option(help="PEM private key of --grpc-cert.")] = None,
 ) -> None:
-    """Serve an A2A agent over HTTP (JSON-RPC), with its card at /.well-known/agent-card.json."""
+    """Serve an A2A agent over HTTP (JSON-RPC, and HTTP+JSON with parley[grpc]) and
+    optionally gRPC, with its card at /.well-known/agent-card.json."""
     app = _load(agent, task_store(db))
     url = f"http://{host}:{port}/"
     console.print(f"[bold green]parley[/] serving [bold]{app.handler.card.name}[/] at {url}")
+    if grpc_port is not None:
+        _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
     console.print(f"  card: {url.rstrip('/')}/.well-known/agent-card.json")
     console.print(f"  try:  parley chat {url}")
     uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+
+
+def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | None) -> None:
+    if (cert is None) != (key is None):
+        _fail("--grpc-cert and --grpc-key go together")
+    try:
+        from parley.server.bindings._grpc import GRPCOptions
+    except ImportError as error:
+        _fail(str(error))
+    app.add_grpc(
+        GRPCOptions(
+            host=host,
+            port=port,
+            certificate_chain=cert.read_bytes() if cert else None,
+            private_key=key.read_bytes() if key else None,
+        )
+    )
+    scheme = "TLS" if cert else "plaintext"
+    console.print(f"  gRPC: {host}:{port} ({scheme})")
 
 
 def _load(target: str | None, store: TaskStore) -> A2AApp:

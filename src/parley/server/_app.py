@@ -110,6 +110,13 @@ class A2AApp:
         port = self.card.served.get(TransportProtocol.grpc.value)
         return int(port[1:]) if port and self.grpc_server is not None else None
 
+    def add_grpc(self, options: GRPCOptions) -> None:
+        """Also run the gRPC server, with ``options``, from the app's start (``parley
+        serve --grpc-port`` does this for an app built without one)."""
+        if self.grpc_server is not None:
+            raise RuntimeError("the gRPC server is already running")
+        self.grpc_options = options
+
     async def start_grpc(self) -> None:
         """Start the gRPC server (the lifespan does; call it yourself without one)."""
         if self.grpc_options is None or self.grpc_server is not None:
