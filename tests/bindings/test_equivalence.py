@@ -232,3 +232,18 @@ async def test_grpc_over_tls(certificate: tuple[bytes, bytes]) -> None:
                 BY_NAME["get_task"], TaskQueryParams(id="x"), ClientCallContext(timeout=5)
             )
         await plain.aclose()
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_streaming_refused_when_the_card_says_no(binding: str) -> None:
+    """Spec 7.2, 8.2: -32004 UnsupportedOperationError from every binding, before a stream."""
+    from parley.protocol import UnsupportedOperationError
+    from parley.types import AgentCapabilities
+
+    options = GRPCOptions(host="127.0.0.1", port=0)
+    app = create_app(ScriptedAgent(), card(capabilities=AgentCapabilities()), grpc=options)
+    with running(app) as base:
+        async with await connect(Served(app, ScriptedAgent(), base), binding) as client:
+            with pytest.raises(UnsupportedOperationError):
+                async for _ in client.stream_message("echo x"):
+                    pass
