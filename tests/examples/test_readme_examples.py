@@ -58,3 +58,28 @@ async def test_example_agent_asks_then_greets(example: str, attribute: str) -> N
     assert done.artifacts is not None
     assert done.artifacts[0].parts[0].text == "Hello, Ada!"  # type: ignore[union-attr]
     await handler.aclose()
+
+
+def test_readme_quotes_the_client_example() -> None:
+    code = (ROOT / "examples" / "client.py").read_text()
+    assert code.strip() in (ROOT / "README.md").read_text()
+
+
+def test_client_example_talks_to_the_demo_agent() -> None:
+    import subprocess
+
+    from parley.demo import JOKE, create_demo_app
+    from tests.servers import running
+
+    with running(create_demo_app()) as url:
+        output = subprocess.run(
+            [sys.executable, str(ROOT / "examples" / "client.py"), url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        ).stdout.splitlines()
+    assert output[0] == JOKE
+    assert output[1] == "task"
+    assert output.count("artifact-update") == 5
+    assert output[-1] == "status-update"
