@@ -32,7 +32,8 @@ async def test_empty_url_is_derived_from_the_address_served() -> None:
     served = response.json()
     assert served["url"] == "http://agent.test:8080/"
     assert served["additionalInterfaces"] == [
-        {"url": "http://agent.test:8080/", "transport": "JSONRPC"}
+        {"url": "http://agent.test:8080/", "transport": "JSONRPC"},
+        {"url": "http://agent.test:8080", "transport": "HTTP+JSON"},
     ]
 
 
@@ -63,7 +64,7 @@ async def test_given_url_is_kept_and_its_path_serves_jsonrpc() -> None:
     [
         ({"preferred_transport": "GRPC"}, "preferredTransport"),
         (
-            {"additional_interfaces": [AgentInterface(url="http://x/", transport="HTTP+JSON")]},
+            {"additional_interfaces": [AgentInterface(url="http://x/", transport="GRPC")]},
             "additionalInterfaces[0].transport",
         ),
         ({"capabilities": {"pushNotifications": True}}, "capabilities.pushNotifications"),
