@@ -14,6 +14,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if here in item.path.parents:
             item.add_marker(pytest.mark.interop)
+            # The first test pays for creating the SDK's venv (a minute or two when new).
+            item.add_marker(pytest.mark.timeout(600))
 
 
 @pytest.fixture(scope="session")
