@@ -50,6 +50,8 @@ async def test_agent_function_direct_reply_and_input_required() -> None:
     reply = await handler.send_message(params("hello"))
     assert isinstance(reply, Message)
     assert reply.parts[0].text == "hi there"  # type: ignore[union-attr]
+    assert reply.task_id is None  # a direct reply belongs to no task
+    assert reply.context_id is not None
     waiting = await handler.send_message(params("question"))
     assert isinstance(waiting, Task)
     assert waiting.status.state is TaskState.input_required

@@ -152,8 +152,10 @@ class _Run:
         ctx = self.ctx
         updater = ctx.updater
         if isinstance(item, Message):
-            if not ctx._working and self.artifact_id is None:
-                await updater.events.emit(item.model_copy(update=_ids(ctx)))
+            if not ctx._working and self.artifact_id is None and ctx.task is None:
+                # A direct reply: no task exists, so the message names only the context.
+                reply = item.model_copy(update={"context_id": ctx.context_id, "task_id": None})
+                await updater.events.emit(reply)
                 return True
             await ctx.start()
             await updater.update_status(TaskState.working, item.model_copy(update=_ids(ctx)))
