@@ -30,6 +30,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 from parley.types import JSONRPCError
 
 
@@ -98,6 +100,17 @@ class InvalidParamsError(A2AError):
     http_status = 400
     grpc_status = "INVALID_ARGUMENT"
     default_message = "Invalid parameters"
+
+    @classmethod
+    def from_validation(cls, what: str, error: ValidationError) -> InvalidParamsError:
+        """The error for input that failed validation: names each wrong field and why
+        (at most five in the message, all in ``data``), never echoing the input."""
+        problems = [
+            {"field": ".".join(str(part) for part in item["loc"]) or "params", "error": item["msg"]}
+            for item in error.errors(include_url=False, include_input=False)
+        ]
+        summary = "; ".join(f"{p['field']}: {p['error']}" for p in problems[:5])
+        return cls(f"Invalid params for {what}: {summary}", data=problems)
 
 
 class InternalError(A2AError):

@@ -29,6 +29,21 @@ class CallContext:
     state: dict[str, Any] = field(default_factory=dict)
     """Free room for middleware and agents to pass things along."""
 
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str], user: str | None = None) -> CallContext:
+        """The call facts every binding reads the same way from its headers or metadata
+        (lower-case names): ``X-A2A-Extensions`` and ``Last-Event-ID``."""
+        extensions = headers.get("x-a2a-extensions", "")
+        last_event_id = headers.get("last-event-id", "")
+        return cls(
+            headers=headers,
+            user=user,
+            requested_extensions=frozenset(
+                uri.strip() for uri in extensions.split(",") if uri.strip()
+            ),
+            last_event_id=int(last_event_id) if last_event_id.isdigit() else None,
+        )
+
 
 @dataclass(slots=True)
 class RequestContext:

@@ -156,31 +156,18 @@ def call_context(context: Any) -> CallContext:
         for key, value in context.invocation_metadata() or ()
         if isinstance(value, str)
     }
-    extensions = headers.get("x-a2a-extensions", "")
-    last_event_id = headers.get("last-event-id", "")
-    return CallContext(
-        headers=headers,
-        requested_extensions=frozenset(uri.strip() for uri in extensions.split(",") if uri.strip()),
-        last_event_id=int(last_event_id) if last_event_id.isdigit() else None,
-    )
+    return CallContext.from_headers(headers)
 
 
 def as_a2a_error(error: Exception) -> A2AError:
     if isinstance(error, A2AError):
         return error
-    if isinstance(error, ConversionError | ValidationError):
-        return InvalidParamsError(f"Invalid request: {_summary(error)}")
+    if isinstance(error, ValidationError):
+        return InvalidParamsError.from_validation("this request", error)
+    if isinstance(error, ConversionError):
+        return InvalidParamsError(f"Invalid request: {error}")
     logger.exception("unexpected error while handling a gRPC request", exc_info=error)
     return InternalError("The server met an unexpected error; it has been logged")
-
-
-def _summary(error: Exception) -> str:
-    if isinstance(error, ValidationError):
-        return "; ".join(
-            f"{'.'.join(str(p) for p in item['loc']) or 'params'}: {item['msg']}"
-            for item in error.errors(include_url=False, include_input=False)[:5]
-        )
-    return str(error)
 
 
 async def start_server(binding: GRPCBinding, options: GRPCOptions) -> tuple[Any, int]:

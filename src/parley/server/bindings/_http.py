@@ -80,16 +80,9 @@ async def send_body(
 def call_context(scope: Scope) -> CallContext:
     """The transport facts of an HTTP call: headers, extensions, ``Last-Event-ID``."""
     headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
-    extensions = headers.get("x-a2a-extensions")
-    last_event_id = headers.get("last-event-id")
     user = scope.get("user")
-    return CallContext(
-        headers=headers,
-        user=getattr(user, "display_name", None) if user is not None else None,
-        requested_extensions=frozenset(uri.strip() for uri in extensions.split(",") if uri.strip())
-        if extensions
-        else frozenset(),
-        last_event_id=int(last_event_id) if last_event_id and last_event_id.isdigit() else None,
+    return CallContext.from_headers(
+        headers, user=getattr(user, "display_name", None) if user is not None else None
     )
 
 

@@ -156,15 +156,5 @@ def _params_error(operation: Operation, params: Any) -> A2AError:
     try:
         operation.params.model_validate(params)
     except ValidationError as error:
-        return params_error(operation.jsonrpc_method, error)
+        return InvalidParamsError.from_validation(operation.jsonrpc_method, error)
     return InvalidRequestError("Request payload validation error")
-
-
-def params_error(method: str, error: ValidationError) -> InvalidParamsError:
-    """A -32602 error that says which fields are wrong and why, without echoing input."""
-    problems = [
-        {"field": ".".join(str(part) for part in item["loc"]) or "params", "error": item["msg"]}
-        for item in error.errors(include_url=False, include_input=False)
-    ]
-    summary = "; ".join(f"{p['field']}: {p['error']}" for p in problems[:5])
-    return InvalidParamsError(f"Invalid params for {method}: {summary}", data=problems)

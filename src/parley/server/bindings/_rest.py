@@ -204,11 +204,7 @@ def as_a2a_error(error: Exception) -> A2AError:
     if isinstance(error, ConversionError):
         return InvalidParamsError(f"Invalid request body: {error}")
     if isinstance(error, ValidationError):
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in item['loc']) or 'params'}: {item['msg']}"
-            for item in error.errors(include_url=False, include_input=False)[:5]
-        )
-        return InvalidParamsError(f"Invalid params: {problems}")
+        return InvalidParamsError.from_validation("this request", error)
     logger.exception("unexpected error while handling a REST request", exc_info=error)
     return InternalError("The server met an unexpected error; it has been logged")
 
