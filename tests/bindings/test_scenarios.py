@@ -137,6 +137,15 @@ async def test_stream_message(client: Client) -> None:
     assert last.status.state is TaskState.completed
 
 
+async def test_stream_to_a_terminal_task_is_refused_before_any_event(client: Client) -> None:
+    """Spec 3.3 / 6.1: the error of a stream that never started reaches the caller as its
+    class (over JSON-RPC it is the SSE stream's one event, spec 3.3.1)."""
+    task = await _task(client, "echo done")
+    with pytest.raises(InvalidParamsError):
+        async for _ in client.stream_message("again", task_id=task.id):
+            pass
+
+
 async def test_stream_items_carry_rising_sequence_numbers(client: Client) -> None:
     """Spec 3.3 and DESIGN invariants: every binding numbers events; SSE id = sequence."""
     params = MessageSendParams(

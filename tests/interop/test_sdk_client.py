@@ -174,6 +174,9 @@ ERRORS = {
     "push_get": (-32003, "PushNotificationNotSupportedError"),
     "error_history_length": (-32602, "InvalidParamsError"),
     "error_terminal_task": (-32602, "InvalidParamsError"),
+    # spec 3.3.1: before any event, the stream's one SSE event carries the error
+    "error_resubscribe_not_found": (-32001, "TaskNotFoundError"),
+    "error_stream_terminal_task": (-32602, "InvalidParamsError"),
 }
 RAW_JSONRPC_ERRORS = {
     "push_list": (-32003, "PushNotificationNotSupportedError"),
@@ -187,25 +190,7 @@ RAW_JSONRPC_ERRORS = {
 }
 
 
-STREAM_ERROR_AS_JSON = pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "parley answers an error raised before a stream starts (here tasks/resubscribe of an "
-        "unknown task) as an application/json response; spec 7 says a streaming method's "
-        "body is an SSE stream whose events are JSONRPCResponse objects, the SDK server "
-        "sends one SSE error event, and the SDK client (httpx-sse) raises "
-        "A2AClientHTTPError(400) on application/json instead of the JSON-RPC error"
-    ),
-)
-
-
-@pytest.mark.parametrize(
-    "scenario",
-    [
-        *sorted(ERRORS),
-        pytest.param("error_resubscribe_not_found", marks=STREAM_ERROR_AS_JSON),
-    ],
-)
+@pytest.mark.parametrize("scenario", sorted(ERRORS))
 def test_every_error_reaches_the_sdk_client_as_its_error(run: Run, scenario: str) -> None:
     """Spec 8.1 / 8.2: each A2A error arrives as the SDK client's JSON-RPC error, code intact.
 
@@ -213,7 +198,7 @@ def test_every_error_reaches_the_sdk_client_as_its_error(run: Run, scenario: str
     member of its ``JSONRPCErrorResponse.error`` union matches any code), so its users
     tell errors apart by ``code``; that is what is checked, with the class it raised.
     """
-    code, _name = ERRORS.get(scenario, (-32001, "TaskNotFoundError"))
+    code, _name = ERRORS[scenario]
     result = run[scenario]
     assert result["raised"] == "A2AClientJSONRPCError", result
     assert result["code"] == code

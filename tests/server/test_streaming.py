@@ -65,10 +65,60 @@ async def test_stream_of_a_direct_reply_is_one_message(http: httpx.AsyncClient) 
     assert [answer["result"]["kind"] for _, answer in events] == ["message"]
 
 
-async def test_stream_errors_before_start_are_plain_jsonrpc_errors(
+async def only_event(response: httpx.Response) -> dict[str, Any]:
+    """The one SSE event of a stream answer, checked to be the whole body."""
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("text/event-stream")
+    blocks = [block for block in response.content.split(b"\n\n") if block.strip()]
+    assert len(blocks) == 1, response.content
+    assert blocks[0].startswith(b"data: ")
+    event: dict[str, Any] = json.loads(blocks[0][6:])
+    return event
+
+
+async def test_stream_errors_before_start_are_one_sse_error_event(
     http: httpx.AsyncClient,
 ) -> None:
-    response = await http.post("/", json=body("message/stream", stream_params("x", taskId="no")))
+    """Spec 3.3.1 / 7: a streaming method's body is an SSE stream of JSON-RPC responses,
+    so an error met before the first event is that stream's one event (HTTP 200)."""
+    request = body("message/stream", stream_params("x", taskId="no"), request_id="s-1")
+    event = await only_event(await http.post("/", json=request))
+    assert event["id"] == "s-1"
+    assert event["error"]["code"] == -32001
+    assert "result" not in event
+
+
+async def test_invalid_params_of_a_streaming_method_are_one_sse_error_event(
+    http: httpx.AsyncClient,
+) -> None:
+    """The method is known to stream, so even a -32602 for its params comes as SSE."""
+    request = body("message/stream", {"message": {"role": "user"}}, request_id=4)
+    event = await only_event(await http.post("/", json=request))
+    assert event["id"] == 4
+    assert event["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        (b"{not json", -32700),
+        (b'{"jsonrpc": "1.0", "id": 1, "method": "message/stream"}', -32600),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "message/teleport"}', -32601),
+    ],
+)
+async def test_errors_before_the_method_is_known_are_plain_json(
+    http: httpx.AsyncClient, content: bytes, code: int
+) -> None:
+    """With no known streaming method there is no stream to answer with (spec 8.1)."""
+    response = await http.post("/", content=content)
+    assert response.headers["content-type"] == "application/json"
+    assert response.json()["error"]["code"] == code
+
+
+async def test_errors_of_a_method_that_does_not_stream_stay_plain_json(
+    http: httpx.AsyncClient,
+) -> None:
+    response = await http.post("/", json=body("message/send", stream_params("x", taskId="no")))
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["code"] == -32001
 
@@ -101,8 +151,9 @@ async def test_resubscribe_to_a_finished_task_sends_the_final_task(
 
 
 async def test_resubscribe_unknown_task(http: httpx.AsyncClient) -> None:
+    """Spec 7.9: -32001, as the one event of the stream (spec 3.3.1)."""
     response = await http.post("/", json=body("tasks/resubscribe", {"id": "nope"}))
-    assert response.json()["error"]["code"] == -32001
+    assert (await only_event(response))["error"]["code"] == -32001
 
 
 async def test_last_event_id_resumes_with_no_gap_and_no_duplicate(
@@ -179,5 +230,5 @@ async def test_streaming_refused_when_the_card_says_no() -> None:
     app, _ = scripted_app(capabilities={"streaming": False})
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as client:
-        answer = (await client.post("/", json=body("message/stream", stream_params("x")))).json()
-    assert answer["error"]["code"] == -32004
+        response = await client.post("/", json=body("message/stream", stream_params("x")))
+    assert (await only_event(response))["error"]["code"] == -32004

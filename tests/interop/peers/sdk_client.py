@@ -191,6 +191,11 @@ async def errors(plain, streaming) -> None:
 
     await expect_error("error_resubscribe_not_found", resubscribe_missing())
 
+    async def stream_to_finished_task():
+        return [e async for e in streaming.send_message(user_message("again", done))]
+
+    await expect_error("error_stream_terminal_task", stream_to_finished_task())
+
 
 async def push_configs(client) -> None:
     task = await single(client, "push please")
@@ -268,6 +273,7 @@ async def raw_jsonrpc_errors(http: httpx.AsyncClient, url: str, plain_url: str) 
         "error_unsupported_operation",
         await http.post(plain_url, json=stream_body),
         SendStreamingMessageResponse,
+        streaming=True,
     )
     emit_raw("error_parse", await http.post(url, content=b"{not json"), JSONRPCResponse)
     emit_raw(
@@ -277,8 +283,18 @@ async def raw_jsonrpc_errors(http: httpx.AsyncClient, url: str, plain_url: str) 
     )
 
 
-def emit_raw(scenario: str, response: httpx.Response, model) -> None:
-    parsed = model.model_validate(response.json()).root
+def emit_raw(scenario: str, response: httpx.Response, model, *, streaming: bool = False) -> None:
+    """Parse a JSON-RPC answer with the SDK's response ``model``; a streaming method's
+    answer must be an SSE stream (spec 3.3.1), read here from its one event."""
+    if streaming:
+        content_type = response.headers.get("content-type", "")
+        assert content_type.startswith("text/event-stream"), content_type
+        events = [b for b in response.text.split("\n\n") if b.strip()]
+        assert len(events) == 1 and events[0].startswith("data: "), response.text
+        payload = json.loads(events[0][len("data: ") :])
+    else:
+        payload = response.json()
+    parsed = model.model_validate(payload).root
     if isinstance(parsed, JSONRPCErrorResponse):
         emit(
             scenario,

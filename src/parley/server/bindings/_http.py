@@ -77,6 +77,20 @@ async def send_body(
     await send({"type": "http.response.body", "body": body})
 
 
+async def send_sse_error(send: Send, data: bytes) -> None:
+    """Answer a streaming call that failed before its first event: HTTP 200 and an SSE
+    stream whose one event is ``data`` (spec 3.3.1: a streaming method's body is SSE)."""
+    body = b"data: %s\n\n" % data
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 200,
+            "headers": [*SSE_HEADERS, (b"content-length", str(len(body)).encode())],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
 def call_context(scope: Scope) -> CallContext:
     """The transport facts of an HTTP call: headers, extensions, ``Last-Event-ID``."""
     headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}

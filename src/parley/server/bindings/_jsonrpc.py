@@ -4,6 +4,12 @@ Decodes the request bytes straight into the request model of its method (one
 validation, no dict detour), calls the handler method the operation table names, and
 encodes the result straight to bytes. Only a request that fails validation takes the
 slow path, which works out which JSON-RPC error it deserves and which ``id`` to echo.
+
+A streaming method (``message/stream``, ``tasks/resubscribe``) always answers with an SSE
+stream (spec 3.3.1, 7): an error met before the first event, from invalid params to an
+unknown task, is that stream's one event. Only a request whose method is not known
+(parse error, invalid request, method not found) or whose body was never read (405, 413)
+gets a plain ``application/json`` error.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ from parley.server.bindings._http import (
     logger,
     read_body,
     send_body,
+    send_sse_error,
     stream_sse,
 )
 from parley.types import A2ARequest, Event
@@ -92,8 +99,8 @@ class JSONRPCBinding:
         try:
             request = _REQUEST.validate_json(body)
         except ValidationError:
-            request_id, problem = diagnose(body)
-            await send_body(send, 200, failure(request_id, problem))
+            request_id, problem, operation = diagnose(body)
+            await _fail(send, operation, failure(request_id, problem))
             return
         operation = BY_JSONRPC_METHOD[request.method]
         method = getattr(self.handler, operation.name)
@@ -101,7 +108,7 @@ class JSONRPCBinding:
         try:
             result = await method(request.params, call)
         except Exception as error:
-            await send_body(send, 200, failure(request.id, _as_a2a_error(error)))
+            await _fail(send, operation, failure(request.id, _as_a2a_error(error)))
             return
         if operation.streaming:
             request_id = request.id
@@ -117,6 +124,14 @@ class JSONRPCBinding:
             await send_body(send, 200, success(request.id, result))
 
 
+async def _fail(send: Send, operation: Operation | None, error_response: bytes) -> None:
+    """Answer with a JSON-RPC error: one SSE event for a streaming method, else JSON."""
+    if operation is not None and operation.streaming:
+        await send_sse_error(send, error_response)
+    else:
+        await send_body(send, 200, error_response)
+
+
 def _as_a2a_error(error: Exception) -> A2AError:
     if isinstance(error, A2AError):
         return error
@@ -124,28 +139,30 @@ def _as_a2a_error(error: Exception) -> A2AError:
     return InternalError("The server met an unexpected error; it has been logged")
 
 
-def diagnose(body: bytes) -> tuple[Any, A2AError]:
-    """Which error an invalid request deserves, and the ``id`` to answer with (spec 8.1)."""
+def diagnose(body: bytes) -> tuple[Any, A2AError, Operation | None]:
+    """Which error an invalid request deserves, the ``id`` to answer with (spec 8.1), and
+    the operation it asked for when that much of it is valid."""
     try:
         raw = json.loads(body)
     except (ValueError, UnicodeDecodeError) as error:
-        return None, JSONParseError(f"Invalid JSON payload: {error}")
+        return None, JSONParseError(f"Invalid JSON payload: {error}"), None
     if not isinstance(raw, dict):
-        return None, InvalidRequestError("A JSON-RPC request must be a JSON object")
+        return None, InvalidRequestError("A JSON-RPC request must be a JSON object"), None
     request_id = raw.get("id", _NO_ID)
     if request_id is _NO_ID:
         request_id = None
     elif isinstance(request_id, bool) or not isinstance(request_id, str | int | None):
-        return None, InvalidRequestError("The request id must be a string, a number or null")
+        problem = InvalidRequestError("The request id must be a string, a number or null")
+        return None, problem, None
     if raw.get("jsonrpc") != "2.0":
-        return request_id, InvalidRequestError('The "jsonrpc" member must be exactly "2.0"')
+        return request_id, InvalidRequestError('The "jsonrpc" member must be exactly "2.0"'), None
     method = raw.get("method")
     if not isinstance(method, str):
-        return request_id, InvalidRequestError('The "method" member must be a string')
+        return request_id, InvalidRequestError('The "method" member must be a string'), None
     operation = BY_JSONRPC_METHOD.get(method)
     if operation is None:
-        return request_id, MethodNotFoundError(f"Method not found: {method}")
-    return request_id, _params_error(operation, raw.get("params"))
+        return request_id, MethodNotFoundError(f"Method not found: {method}"), None
+    return request_id, _params_error(operation, raw.get("params")), operation
 
 
 def _params_error(operation: Operation, params: Any) -> A2AError:
