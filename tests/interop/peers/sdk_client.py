@@ -290,7 +290,8 @@ def emit_raw(scenario: str, response: httpx.Response, model, *, streaming: bool 
         content_type = response.headers.get("content-type", "")
         assert content_type.startswith("text/event-stream"), content_type
         events = [b for b in response.text.split("\n\n") if b.strip()]
-        assert len(events) == 1 and events[0].startswith("data: "), response.text
+        assert len(events) == 1, response.text
+        assert events[0].startswith("data: "), response.text
         payload = json.loads(events[0][len("data: ") :])
     else:
         payload = response.json()
