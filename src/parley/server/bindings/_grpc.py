@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+from google.protobuf.message import DecodeError
 from pydantic import ValidationError
 from pydantic_core import to_json
 
@@ -30,6 +31,7 @@ from parley.protocol import (
     A2AError,
     InternalError,
     InvalidParamsError,
+    JSONParseError,
     Operation,
 )
 from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, load_grpc
@@ -89,10 +91,17 @@ class GRPCBinding:
             behaviour = self._stream(operation) if operation.streaming else self._unary(operation)
             handlers[operation.grpc_method] = make(
                 behaviour,
-                request_deserializer=proto_op.request.FromString,
+                request_deserializer=_deserializer(proto_op.request),
                 response_serializer=proto_op.response.SerializeToString,
             )
         return grpc.method_handlers_generic_handler(SERVICE, handlers)
+
+    def _params(self, operation: Operation, request: Any) -> Any:
+        if isinstance(request, Undecodable):
+            raise JSONParseError(
+                f"The request is not a valid {request.message_name} message: {request.reason}"
+            )
+        return PROTO_OPERATIONS[operation.name].params_from_proto(request)
 
     def _unary(self, operation: Operation) -> Callable[[Any, Any], Any]:
         proto_op = PROTO_OPERATIONS[operation.name]
@@ -100,7 +109,7 @@ class GRPCBinding:
 
         async def unary(request: Any, context: Any) -> Any:
             try:
-                params = proto_op.params_from_proto(request)
+                params = self._params(operation, request)
                 result = await method(params, call_context(context))
                 return proto_op.result_to_proto(result)
             except Exception as error:
@@ -117,7 +126,7 @@ class GRPCBinding:
             events = None
             problem: A2AError | None = None
             try:
-                params = proto_op.params_from_proto(request)
+                params = self._params(operation, request)
                 events = await method(params, call_context(context))
                 first = True
                 async for sequence, event in events:
@@ -137,6 +146,27 @@ class GRPCBinding:
                 await abort(context, problem)
 
         return stream
+
+
+@dataclass(frozen=True, slots=True)
+class Undecodable:
+    """A request whose bytes are not the operation's message: answered with a parse
+    error by the method, rather than by grpc's own UNKNOWN with the decoder's text."""
+
+    message_name: str
+    reason: str
+
+
+def _deserializer(message_class: Any) -> Callable[[bytes], Any]:
+    decode = message_class.FromString
+
+    def deserialize(data: bytes) -> Any:
+        try:
+            return decode(data)
+        except DecodeError:
+            return Undecodable(message_class.DESCRIPTOR.full_name, "the wire format is corrupt")
+
+    return deserialize
 
 
 async def abort(context: Any, error: A2AError) -> NoReturn:

@@ -16,6 +16,7 @@ the exact A2A error class.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 from urllib.parse import parse_qs
@@ -30,6 +31,7 @@ from parley.protocol import (
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
+    JSONParseError,
     MethodNotFoundError,
     Operation,
 )
@@ -155,7 +157,7 @@ def decode_params(operation: Operation, path: dict[str, str], scope: Scope, body
     if operation.name == "get_extended_card":
         return None
     takes_body = operation.rest_method == "POST" and body.strip()
-    request = from_json(body, proto_op.request) if takes_body else proto_op.request()
+    request = _parse_body(body, proto_op.request) if takes_body else proto_op.request()
     task_id = path.get("id")
     if task_id is not None:
         fields = request.DESCRIPTOR.fields_by_name
@@ -175,6 +177,19 @@ def decode_params(operation: Operation, path: dict[str, str], scope: Scope, body
     if history_length is not None and hasattr(params, "history_length"):
         params.history_length = _integer("historyLength", history_length)
     return params
+
+
+def _parse_body(body: bytes, message_class: Any) -> Any:
+    """The body as ``message_class``; a body that is not JSON at all is a parse error
+    (-32700, as over JSON-RPC: spec 3.4.1, 8.1), one that does not fit is invalid params."""
+    try:
+        return from_json(body, message_class)
+    except ConversionError:
+        try:
+            json.loads(body)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise JSONParseError(f"Invalid JSON payload: {error}") from None
+        raise
 
 
 def encode_result(operation: Operation, result: Any) -> bytes:

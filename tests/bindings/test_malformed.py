@@ -1,0 +1,69 @@
+"""Bytes that are not the operation's message get the protocol's parse error on every
+binding (spec 3.4.1: same error handling; 8.1: -32700 for a body that does not parse),
+never an internal error or the decoder's own text."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import grpc
+import httpx
+import pytest
+
+from parley.server.bindings._grpc import ERROR_METADATA
+from tests.bindings.conftest import Served
+
+
+async def test_jsonrpc_body_that_is_not_json(served: Served) -> None:
+    async with httpx.AsyncClient(base_url=served.base) as http:
+        response = await http.post("/", content=b"{not json")
+    assert response.status_code == 200
+    assert response.json()["error"]["code"] == -32700
+
+
+async def test_rest_body_that_is_not_json(served: Served) -> None:
+    async with httpx.AsyncClient(base_url=served.base) as http:
+        response = await http.post("/v1/message:send", content=b"{not json")
+    assert response.status_code == 400
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["code"] == -32700
+    assert body["message"].startswith("Invalid JSON payload")
+
+
+async def test_rest_json_that_does_not_fit_stays_invalid_params(served: Served) -> None:
+    async with httpx.AsyncClient(base_url=served.base) as http:
+        response = await http.post("/v1/message:send", json={"message": {"role": 7.5}})
+    assert response.status_code == 400
+    assert response.json()["code"] == -32602
+
+
+async def test_grpc_request_that_is_not_protobuf(served: Served) -> None:
+    port = served.app.grpc_port
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        send = channel.unary_unary(
+            "/a2a.v1.A2AService/SendMessage",
+            request_serializer=None,
+            response_deserializer=None,
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await send(b"\xff\xff\xff")
+    failure = raised.value
+    assert failure.code() is grpc.StatusCode.INVALID_ARGUMENT
+    assert (failure.details() or "").startswith("JSONParseError: The request is not a valid ")
+    metadata: dict[str, Any] = dict(failure.trailing_metadata() or ())  # type: ignore[arg-type]
+    assert json.loads(metadata[ERROR_METADATA])["code"] == -32700
+
+
+async def test_grpc_stream_request_that_is_not_protobuf(served: Served) -> None:
+    port = served.app.grpc_port
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        subscribe = channel.unary_stream(
+            "/a2a.v1.A2AService/TaskSubscription",
+            request_serializer=None,
+            response_deserializer=None,
+        )
+        with pytest.raises(grpc.aio.AioRpcError) as raised:
+            await subscribe(b"\xff\xff\xff").read()
+    assert raised.value.code() is grpc.StatusCode.INVALID_ARGUMENT
