@@ -5,7 +5,11 @@ Requests and results go through the same protobuf converters as the server's bin
 proto's HTTP annotation and the official SDK have it (parley's server takes ``POST``
 too). Errors come back as the HTTP status and a JSON body; a body with ``code`` (parley,
 and JSON-RPC-shaped servers) gives the exact class, a body with only ``message`` (the
-official SDK) the class the status suggests.
+official SDK) the class the status suggests for the operation called (``_class_for_status``);
+any other answer is ``NotAnAgentError`` naming the status.
+
+The path of ``GetTaskPushNotificationConfig`` needs a config id; without one the task's
+id is asked for, the id a config set without one gets (as the official SDK stores it).
 """
 
 from __future__ import annotations
@@ -32,11 +36,14 @@ from parley.client.transports._http import (
 from parley.protocol import (
     ERROR_CLASSES,
     A2AError,
+    AuthenticatedExtendedCardNotConfiguredError,
     InternalError,
     InvalidAgentResponseError,
     InvalidParamsError,
     Operation,
+    PushNotificationNotSupportedError,
     TaskNotFoundError,
+    UnsupportedOperationError,
 )
 from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, from_json, to_json
 from parley.types import A2AModel
@@ -78,7 +85,7 @@ class RESTTransport:
                 timeout=http_timeout(self.timeouts, operation),
             )
         if response.status_code >= 300:
-            raise _error(response, response.content)
+            raise _error(operation, response, response.content)
         return _result(operation, response, response.content)
 
     async def stream(
@@ -100,7 +107,7 @@ class RESTTransport:
                 if response.status_code >= 300 or "text/event-stream" not in response.headers.get(
                     "content-type", ""
                 ):
-                    raise _error(response, await response.aread())
+                    raise _error(operation, response, await response.aread())
                 position.started = True
                 async for sse in source.aiter_sse():
                     event_id = int(sse.id) if sse.id.isdigit() else None
@@ -117,7 +124,7 @@ class RESTTransport:
         task_id = getattr(params, "id", None) or getattr(params, "task_id", None)
         if task_id is not None:
             path = path.replace("{id}", quote(task_id, safe=""))
-        config_id = getattr(params, "push_notification_config_id", None)
+        config_id = getattr(params, "push_notification_config_id", None) or task_id
         if config_id is not None:
             path = path.replace("{config_id}", quote(config_id, safe=""))
         query: dict[str, str] = {}
@@ -167,38 +174,54 @@ def _event(operation: Operation, response: httpx.Response, data: str) -> Any:
     except ValueError:
         raise not_an_agent(response, "JSON events") from None
     if isinstance(payload, dict) and "code" in payload and not _EVENT_KEYS & payload.keys():
-        raise _from_body(payload, response.status_code)
+        raise _from_body(operation, payload, response.status_code)
     return _result(operation, response, data.encode())
 
 
-def _error(response: httpx.Response, body: bytes) -> A2AError:
+def _error(operation: Operation, response: httpx.Response, body: bytes) -> A2AError:
     try:
         payload = json.loads(body)
     except ValueError:
         payload = None
     if isinstance(payload, dict) and isinstance(payload.get("code"), int):
-        return _from_body(payload, response.status_code)
+        return _from_body(operation, payload, response.status_code)
     refused(response)
     if not isinstance(payload, dict) or not isinstance(payload.get("message"), str):
+        if operation.name == "get_extended_card" and response.status_code == 404:
+            # Spec 7.10: the endpoint exists only when the card offers an extended card.
+            return AuthenticatedExtendedCardNotConfiguredError(
+                f"{response.request.url} answered HTTP 404: the agent has no extended card"
+            )
         return not_an_agent(response, "an A2A HTTP+JSON answer")
-    return _from_body(payload, response.status_code)
+    return _from_body(operation, payload, response.status_code)
 
 
-def _from_body(payload: dict[str, Any], status: int) -> A2AError:
+def _from_body(operation: Operation, payload: dict[str, Any], status: int) -> A2AError:
     message = payload.get("message")
     text = message if isinstance(message, str) else None
     code = payload.get("code")
     if isinstance(code, int):
         return A2AError.from_code(code, text, payload.get("data"))
-    return _class_for_status(status)(text)
+    return _class_for_status(operation, status)(text)
 
 
-def _class_for_status(status: int) -> type[A2AError]:
-    """The error class an HTTP status alone suggests (for servers that send no code)."""
+def _class_for_status(operation: Operation, status: int) -> type[A2AError]:
+    """The error class an HTTP status suggests for ``operation`` (a server sent no code).
+
+    Spec 3.2.3 asks for the status that corresponds to the A2A error; v0.3.0 has no
+    table, so the statuses in use are read by what they mean: 404 is the missing thing
+    the path names, 400/422 bad params, 501 (Not Implemented) an unsupported operation.
+    """
     if status == 404:
-        return TaskNotFoundError  # 404 is also an unknown path, but the path was ours
-    if status == 400:
+        if operation.name == "get_extended_card":
+            return AuthenticatedExtendedCardNotConfiguredError
+        return TaskNotFoundError
+    if status in (400, 422):
         return InvalidParamsError
+    if status == 501:
+        if operation.name.endswith(("push_config", "push_configs")):
+            return PushNotificationNotSupportedError
+        return UnsupportedOperationError
     matching = [error for error in ERROR_CLASSES if error.http_status == status]
     return matching[0] if matching else InternalError
 
