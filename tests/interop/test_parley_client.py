@@ -16,11 +16,13 @@ from typing import Any
 import httpx
 import pytest
 
-from parley.client import connect, fetch_card
+from parley.client import NotAnAgentError, StreamInterruptedError, connect, fetch_card
 from parley.protocol import (
     A2AError,
     AuthenticatedExtendedCardNotConfiguredError,
     InternalError,
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
@@ -36,26 +38,41 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from tests.interop.sdk import serving_peer
+from tests.interop.sdk import free_port, serving_peer
 from tests.schema import validate_wire
 
-BINDINGS = ["JSONRPC"]  # HTTP+JSON and GRPC join when parley's client speaks them
+BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 
 
 class Peer:
-    def __init__(self, url: str, plain_url: str) -> None:
+    """An SDK agent (and its ``--plain`` twin) serving one binding."""
+
+    def __init__(self, binding: str, url: str, plain_url: str, interface_url: str) -> None:
+        self.binding = binding
         self.url = url
         self.plain_url = plain_url
+        self.interface_url = interface_url
+        """The ``url`` its card declares for ``binding``."""
+
+    def connect(self, *, plain: bool = False) -> connect:
+        """parley's client for the agent, choosing the binding under test from the card."""
+        return connect(self.plain_url if plain else self.url, transports=[self.binding])
 
 
 @pytest.fixture(scope="module", params=BINDINGS)
 def peer(request: pytest.FixtureRequest, sdk: Path) -> Iterator[Peer]:
     binding = request.param
+    grpc_port, grpc_plain_port = free_port(), free_port()
+    grpc = ("--grpc-port", str(grpc_port)) if binding == "GRPC" else ()
+    grpc_plain = ("--grpc-port", str(grpc_plain_port)) if binding == "GRPC" else ()
     with (
-        serving_peer(sdk, "sdk_server.py", "--binding", binding) as port,
-        serving_peer(sdk, "sdk_server.py", "--binding", binding, "--plain") as plain_port,
+        serving_peer(sdk, "sdk_server.py", "--binding", binding, *grpc) as port,
+        serving_peer(sdk, "sdk_server.py", "--binding", binding, *grpc_plain, "--plain") as plain,
     ):
-        yield Peer(f"http://127.0.0.1:{port}", f"http://127.0.0.1:{plain_port}")
+        url = f"http://127.0.0.1:{port}"
+        # What each binding's card declares, as the peer builds it in the SDK's style.
+        declared = {"JSONRPC": f"{url}/", "HTTP+JSON": url, "GRPC": f"127.0.0.1:{grpc_port}"}
+        yield Peer(binding, url, f"http://127.0.0.1:{plain}", declared[binding])
 
 
 def text_of_artifacts(task: Task) -> str:
@@ -71,7 +88,8 @@ async def test_card_discovery(peer: Peer) -> None:
     """Spec 5.3: the SDK's card is found at the well-known path and parsed whole."""
     card = await fetch_card(peer.url)
     assert card.name == "a2a-sdk interop agent"
-    assert card.url == f"{peer.url}/"
+    assert card.url == peer.interface_url
+    assert card.preferred_transport == peer.binding
     assert card.capabilities.streaming is True
     assert card.supports_authenticated_extended_card is True
     async with httpx.AsyncClient() as http:
@@ -80,7 +98,7 @@ async def test_card_discovery(peer: Peer) -> None:
 
 
 async def test_send_answers_with_the_task(peer: Peer) -> None:
-    async with connect(peer.url) as client:
+    async with peer.connect() as client:
         task = await client.send_message("hello interop")
     assert isinstance(task, Task)
     assert task.status.state is TaskState.completed
@@ -92,7 +110,7 @@ async def test_send_answers_with_the_task(peer: Peer) -> None:
 
 
 async def test_send_answers_with_a_direct_message(peer: Peer) -> None:
-    async with connect(peer.url) as client:
+    async with peer.connect() as client:
         reply = await client.send_message("message hi there")
     assert isinstance(reply, Message)
     assert reply.role.value == "agent"
@@ -101,7 +119,7 @@ async def test_send_answers_with_a_direct_message(peer: Peer) -> None:
 
 async def test_stream_gives_the_task_then_its_updates(peer: Peer) -> None:
     """Spec 7.2."""
-    async with connect(peer.url) as client:
+    async with peer.connect() as client:
         events = [event async for event in client.stream_message("stream 3")]
     assert isinstance(events[0], Task)
     assert events[0].status.state is TaskState.submitted
@@ -121,7 +139,7 @@ async def test_stream_gives_the_task_then_its_updates(peer: Peer) -> None:
 
 
 async def test_stream_answers_with_a_direct_message(peer: Peer) -> None:
-    async with connect(peer.url) as client:
+    async with peer.connect() as client:
         events = [event async for event in client.stream_message("message streamed")]
     assert len(events) == 1
     assert isinstance(events[0], Message)
@@ -129,7 +147,7 @@ async def test_stream_answers_with_a_direct_message(peer: Peer) -> None:
 
 async def test_second_turn_and_get_with_history_length(peer: Peer) -> None:
     """Spec 6.3, 7.1, 7.3."""
-    async with connect(peer.url) as client:
+    async with peer.connect() as client:
         asked = await client.send_message("ask")
         assert isinstance(asked, Task)
         assert asked.status.state is TaskState.input_required
@@ -147,7 +165,7 @@ async def test_second_turn_and_get_with_history_length(peer: Peer) -> None:
 
 async def test_cancel(peer: Peer) -> None:
     """Spec 7.4."""
-    async with connect(peer.url) as client:
+    async with peer.connect() as client:
         waiting = await client.send_message("wait", blocking=False)
         assert isinstance(waiting, Task)
         canceled = await client.cancel_task(waiting.id)
@@ -157,11 +175,27 @@ async def test_cancel(peer: Peer) -> None:
 
 async def test_resubscribe_joins_a_running_task(peer: Peer) -> None:
     """Spec 7.9: the stream resumes on a running task and ends with its final event."""
-    async with connect(peer.url) as client:
+    events: list[Event] = []
+    async with peer.connect() as client:
         slow = await client.send_message("slow", blocking=False)
         assert isinstance(slow, Task)
+
+        async def follow() -> None:
+            async for event in client.resubscribe(slow.id):
+                events.append(event)
+
         async with asyncio.timeout(20):
-            events = [event async for event in client.resubscribe(slow.id)]
+            if peer.binding == "GRPC":
+                # a2a-sdk 0.3.26 deviation (spec 7.9, and the proto's TaskSubscription: "if
+                # the task is complete the stream will return the completed task"): its
+                # gRPC TaskSubscription closes with status OK after the last artifact,
+                # before the final status-update. parley's client resumes a stream that
+                # closed without its final event, and the SDK refuses to resubscribe to
+                # the now finished task with InvalidParamsError, which reaches the caller.
+                with pytest.raises(InvalidParamsError, match="terminal state"):
+                    await follow()
+            else:
+                await follow()
         final = await client.get_task(slow.id)
     chunks = [
         part.text
@@ -172,10 +206,11 @@ async def test_resubscribe_joins_a_running_task(peer: Peer) -> None:
     ]
     assert chunks
     assert chunks == ["part 0;", "part 1;", "part 2;"][-len(chunks) :]
-    last = events[-1]
-    assert isinstance(last, TaskStatusUpdateEvent)
-    assert last.final is True
     assert final.status.state is TaskState.completed
+    if peer.binding != "GRPC":
+        last = events[-1]
+        assert isinstance(last, TaskStatusUpdateEvent)
+        assert last.final is True
     # a2a-sdk 0.3.26 deviation (spec 7.2.2, TaskArtifactUpdateEvent.append): while a
     # resubscriber listens, the SDK server folds each appended chunk into its stored task
     # twice (the run's consumer and the resubscriber's both apply it), so tasks/get
@@ -193,7 +228,7 @@ async def expect(error: type[A2AError], call: Any) -> A2AError:
 
 async def test_errors_arrive_as_parley_errors(peer: Peer) -> None:
     """Spec 8.2: each A2A error code becomes parley's class for it."""
-    async with connect(peer.url) as client:
+    async with peer.connect() as client:
         await expect(TaskNotFoundError, client.get_task("no-such-task"))
         await expect(TaskNotFoundError, client.cancel_task("no-such-task"))
         done = await client.send_message("done soon")
@@ -203,65 +238,130 @@ async def test_errors_arrive_as_parley_errors(peer: Peer) -> None:
         async def resubscribe_missing() -> list[Event]:
             return [event async for event in client.resubscribe("no-such-task")]
 
-        await expect(TaskNotFoundError, resubscribe_missing())
+        if peer.binding == "HTTP+JSON":
+            # a2a-sdk 0.3.26 deviation (spec 3.2.3: an error is an HTTP status with a JSON
+            # body; 3.3.3): GET /v1/tasks/{id}:subscribe of an unknown task answers 200
+            # text/event-stream and then drops the connection mid-body (the TaskNotFound
+            # is raised inside the SSE generator). parley's client sees a broken stream,
+            # tries to resume it, and reports StreamInterruptedError with no event seen.
+            broken = await expect(StreamInterruptedError, resubscribe_missing())
+            assert isinstance(broken, StreamInterruptedError)
+            assert broken.last_event_id is None
+        else:
+            await expect(TaskNotFoundError, resubscribe_missing())
 
 
 async def test_stream_refused_by_an_agent_that_does_not_stream(peer: Peer) -> None:
-    """a2a-sdk 0.3.26 deviation (spec 7.2, 8.2): with capabilities.streaming false the SDK
-    answers message/stream with -32603 InternalError ("Streaming is not supported by the
-    agent"), where the spec's error for an unsupported operation is -32004
-    UnsupportedOperationError (parley sends -32004)."""
-    async with connect(peer.plain_url) as plain:
+    """a2a-sdk 0.3.26 deviation (spec 7.2, 8.2): with capabilities.streaming false the
+    spec's error for the unsupported operation is -32004 UnsupportedOperationError
+    (parley sends -32004). The SDK answers JSON-RPC with -32603 InternalError and gRPC
+    with status UNKNOWN ("Streaming is not supported by the agent", raised outside its
+    error mapping), both InternalError in parley's client; over HTTP+JSON (spec 3.2.3:
+    a JSON error body with the matching status) it answers HTTP 500 text/plain "Internal
+    Server Error", which parley's client reports as NotAnAgentError naming the status."""
+    async with peer.connect(plain=True) as plain:
 
         async def stream_refused() -> list[Event]:
             return [event async for event in plain.stream_message("stream 2")]
 
-        error = await expect(InternalError, stream_refused())
-    assert error.code == -32603
+        if peer.binding == "HTTP+JSON":
+            error = await expect(NotAnAgentError, stream_refused())
+            assert isinstance(error, NotAnAgentError)
+            assert error.status_code == 500
+            assert "HTTP 500 (text/plain)" in error.message
+        else:
+            error = await expect(InternalError, stream_refused())
+            assert error.code == -32603
+            assert "Streaming is not supported" in error.message
 
 
 async def test_extended_card_not_configured(peer: Peer) -> None:
-    """a2a-sdk 0.3.26 deviation (spec 8.2, 7.10): an agent with no extended card answers
-    -32603 InternalError "Authenticated card not supported", where the spec's error is
-    -32007 AuthenticatedExtendedCardNotConfiguredError. parley's client passes the code
-    through as it came."""
-    async with connect(peer.plain_url) as plain:
-        error = await expect(InternalError, plain.get_extended_card())
-    assert error.code == -32603
-    assert not isinstance(error, AuthenticatedExtendedCardNotConfiguredError)
+    """Spec 7.10, 8.2: an agent with no extended card answers -32007
+    AuthenticatedExtendedCardNotConfiguredError; over HTTP+JSON ``/v1/card`` exists only
+    when the card offers one, so the SDK's 404 there is that error in parley's client.
+
+    a2a-sdk 0.3.26 deviations: JSON-RPC answers -32603 InternalError "Authenticated card
+    not supported" (parley's client passes the code through as it came); gRPC
+    GetAgentCard answers with the public card (its GrpcHandler serves no extended card)."""
+    async with peer.connect(plain=True) as plain:
+        if peer.binding == "GRPC":
+            card = await plain.get_extended_card()
+            assert card.supports_authenticated_extended_card is None
+            assert card.name == "a2a-sdk interop agent"
+        elif peer.binding == "HTTP+JSON":
+            await expect(AuthenticatedExtendedCardNotConfiguredError, plain.get_extended_card())
+        else:
+            error = await expect(InternalError, plain.get_extended_card())
+            assert error.code == -32603
+            assert not isinstance(error, AuthenticatedExtendedCardNotConfiguredError)
 
 
 async def test_history_length_below_zero(peer: Peer) -> None:
     """a2a-sdk 0.3.26 accepts historyLength -1 and answers with the task; parley refuses
     it with -32602. Spec 7.3 gives no rule for a negative value, so both are allowed."""
-    async with connect(peer.url) as client:
+    async with peer.connect() as client:
         done = await client.send_message("done soon")
         assert isinstance(done, Task)
         assert (await client.get_task(done.id, history_length=-1)).id == done.id
 
 
+# What each push config method of an SDK agent without push notifications raises in
+# parley's client, per binding; the spec's answer is -32003 PushNotificationNotSupportedError
+# for every one (spec 8.2, 7.5-7.8).
+PUSH_ERRORS: dict[str, dict[str, type[A2AError]]] = {
+    # -32603 for set, -32004 for the others
+    "JSONRPC": dict.fromkeys(("get", "list", "delete"), UnsupportedOperationError)
+    | {"set": InternalError},
+    # HTTP 501 {"message"} for set and get (no code: parley reads 501 on a push method
+    # as -32003); list raises NotImplementedError inside the SDK (HTTP 500 "unknown
+    # exception"); DELETE has no route (HTTP 405 {"detail": "Method Not Allowed"}).
+    "HTTP+JSON": {
+        "set": PushNotificationNotSupportedError,
+        "get": PushNotificationNotSupportedError,
+        "list": InternalError,
+        "delete": NotAnAgentError,
+    },
+    # set: status UNKNOWN (raised outside the SDK's error mapping); get: UNIMPLEMENTED
+    # "UnsupportedOperationError: ..."; list and delete are not implemented by its
+    # GrpcHandler (UNIMPLEMENTED "Method not implemented!").
+    "GRPC": dict.fromkeys(("get", "list", "delete"), UnsupportedOperationError)
+    | {"set": InternalError},
+}
+
+
 async def test_push_config_methods_without_push_support(peer: Peer) -> None:
-    """a2a-sdk 0.3.26 deviation (spec 8.2, 7.5-7.8): an agent without push notifications
-    should answer -32003 PushNotificationNotSupportedError. The SDK answers set with
-    -32603 InternalError ("Push notifications are not supported by the agent") and get,
-    list and delete with -32004 UnsupportedOperationError. Each still arrives in
-    parley's client as the class of the code sent."""
-    async with connect(peer.url) as client:
+    """a2a-sdk 0.3.26 deviation (spec 8.2, 7.5-7.8, 3.5.6): an agent without push
+    notifications should answer -32003 PushNotificationNotSupportedError on every
+    binding; the SDK answers as ``PUSH_ERRORS`` lists. Each arrives in parley's client
+    as an A2AError: the class of the code sent, or, with no code, of the status."""
+    expected = PUSH_ERRORS[peer.binding]
+    async with peer.connect() as client:
         task = await client.send_message("push please")
         assert isinstance(task, Task)
         config = TaskPushNotificationConfig(
             task_id=task.id,
             push_notification_config=PushNotificationConfig(url="https://example.invalid/hook"),
         )
-        await expect(InternalError, client.set_push_config(config))
-        await expect(UnsupportedOperationError, client.get_push_config(task.id))
-        await expect(UnsupportedOperationError, client.list_push_configs(task.id))
-        await expect(UnsupportedOperationError, client.delete_push_config(task.id, "x"))
+        errors = {
+            "set": await expect(expected["set"], client.set_push_config(config)),
+            "get": await expect(expected["get"], client.get_push_config(task.id)),
+            "list": await expect(expected["list"], client.list_push_configs(task.id)),
+            "delete": await expect(expected["delete"], client.delete_push_config(task.id, "x")),
+        }
+    assert {name: type(error) for name, error in errors.items()} == expected
+    if peer.binding == "HTTP+JSON":
+        assert "HTTP 405" in errors["delete"].message
 
 
 async def test_extended_card(peer: Peer) -> None:
-    """Spec 7.10."""
-    async with connect(peer.url) as client:
+    """Spec 7.10. a2a-sdk 0.3.26 deviation: its gRPC GetAgentCard answers with the public
+    card (GrpcHandler takes no extended card), so over gRPC the extended skill is
+    missing."""
+    async with peer.connect() as client:
         card = await client.get_extended_card()
+    if peer.binding == "GRPC":
+        assert card.name == "a2a-sdk interop agent"
+        assert [skill.id for skill in card.skills] == ["echo"]
+        return
     assert card.name == "a2a-sdk interop agent (extended)"
     assert [skill.id for skill in card.skills] == ["echo", "secret"]
