@@ -17,6 +17,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
+from parley.server.bindings._grpc import GRPCOptions
 from parley.types import (
     AgentCapabilities,
     AgentCard,
@@ -85,8 +86,13 @@ def extended_card() -> AgentCard:
 
 
 def interop_app(*, streaming: bool = True, extended: bool = True) -> A2AApp:
+    """parley's interop agent on every binding: JSON-RPC at ``/``, HTTP+JSON at ``/v1/...``
+    and gRPC on a free port of 127.0.0.1, all three in the card's ``additionalInterfaces``
+    (parley fills them in), so the SDK's ``ClientFactory`` picks one as its users' would."""
     return create_app(
         interop,
         interop_card(streaming=streaming, extended=extended),
         extended_card=extended_card() if extended else None,
+        rest=True,
+        grpc=GRPCOptions(host="127.0.0.1", port=0),
     )

@@ -21,6 +21,7 @@ import sys
 import uuid
 from typing import Any
 
+import grpc
 import httpx
 from a2a.client import (
     A2ACardResolver,
@@ -65,6 +66,12 @@ def error_fields(error: Exception) -> dict[str, Any]:
             "code": error.error.code,
             "message": error.error.message,
         }
+    if isinstance(error, grpc.aio.AioRpcError):  # the SDK's gRPC transport lets it through
+        return {
+            "raised": type(error).__name__,
+            "grpc_status": error.code().name,
+            "message": error.details(),
+        }
     if isinstance(error, A2AClientHTTPError):
         return {
             "raised": type(error).__name__,
@@ -93,7 +100,7 @@ async def single(client, text: str, **kwargs: Any) -> Any:
 async def expect_error(scenario: str, call) -> None:
     try:
         value = await call
-    except (A2AClientError, NotImplementedError) as error:
+    except (A2AClientError, NotImplementedError, grpc.aio.AioRpcError) as error:
         emit(scenario, **error_fields(error))
     else:
         emit(scenario, raised=None, value=dump(value))
@@ -103,6 +110,8 @@ async def main() -> None:
     options = parse_args()
     async with httpx.AsyncClient(timeout=15) as http:
         base = {"httpx_client": http, "supported_transports": [options.transport]}
+        if options.transport == "GRPC":  # the SDK's documented way: a channel per card URL
+            base["grpc_channel_factory"] = grpc.aio.insecure_channel
         card = await A2ACardResolver(http, options.url).get_agent_card()
         emit("card", card=dump(card))
         plain = await ClientFactory.connect(
@@ -117,8 +126,12 @@ async def main() -> None:
         await push_configs(plain)
         extended = await plain.get_card()
         emit("extended_card", card=dump(extended))
-        if options.transport == "JSONRPC":
-            await raw_jsonrpc_errors(http, options.url, options.plain_url)
+        raw_errors = {
+            "JSONRPC": raw_jsonrpc_errors,
+            "HTTP+JSON": raw_rest_errors,
+            "GRPC": raw_grpc_errors,
+        }[options.transport]
+        await raw_errors(http, options.url, options.plain_url)
 
 
 async def sends(client) -> None:
@@ -281,6 +294,109 @@ async def raw_jsonrpc_errors(http: httpx.AsyncClient, url: str, plain_url: str) 
         await http.post(url, json={"jsonrpc": "1.0", "id": 7, "method": 3}),
         JSONRPCResponse,
     )
+
+
+async def raw_rest_errors(http: httpx.AsyncClient, url: str, plain_url: str) -> None:
+    """The same errors over HTTP+JSON, at the spec's URLs (3.5.6).
+
+    The SDK's REST transport has no list/delete push-config methods and no error model
+    (its users get ``A2AClientHTTPError`` with the status), so these are plain HTTP
+    calls; the answer's status, content type and JSON body are reported.
+    """
+    task = await first_task(http, url)
+    message = json.dumps({"message": {"messageId": "m1", "role": "ROLE_USER"}})
+    calls = {
+        "push_list": (url, "GET", f"/v1/tasks/{task}/pushNotificationConfigs", None),
+        "push_delete": (url, "DELETE", f"/v1/tasks/{task}/pushNotificationConfigs/x", None),
+        "error_method_not_found": (url, "POST", "/v1/tasks:teleport", "{}"),
+        "error_invalid_params": (url, "POST", "/v1/message:send", message),
+        "error_extended_not_configured": (plain_url, "GET", "/v1/card", None),
+        "error_unsupported_operation": (
+            plain_url,
+            "POST",
+            "/v1/message:stream",
+            json.dumps(
+                {"message": {"messageId": "m2", "role": "ROLE_USER", "content": [{"text": "x"}]}}
+            ),
+        ),
+        "error_parse": (url, "POST", "/v1/message:send", "{not json"),
+    }
+    for scenario, (target, method, path, body) in calls.items():
+        response = await http.request(method, target + path, content=body)
+        try:
+            payload = response.json()
+        except ValueError:
+            payload = response.text
+        emit(
+            scenario,
+            raised="HTTP",
+            status=response.status_code,
+            content_type=response.headers.get("content-type", ""),
+            body=payload,
+        )
+
+
+async def raw_grpc_errors(http: httpx.AsyncClient, url: str, plain_url: str) -> None:
+    """The same errors over gRPC, through the SDK's generated ``A2AServiceStub`` (its
+    Client has no list/delete push-config methods)."""
+    from a2a.grpc import a2a_pb2, a2a_pb2_grpc
+
+    task = await first_task(http, url)
+    target = await grpc_target(http, url)
+    plain_target = await grpc_target(http, plain_url)
+    async with (
+        grpc.aio.insecure_channel(target) as channel,
+        grpc.aio.insecure_channel(plain_target) as plain_channel,
+    ):
+        stub = a2a_pb2_grpc.A2AServiceStub(channel)
+        plain = a2a_pb2_grpc.A2AServiceStub(plain_channel)
+        no_parts = a2a_pb2.SendMessageRequest(
+            request=a2a_pb2.Message(message_id="m1", role=a2a_pb2.ROLE_USER)
+        )
+        streamed = a2a_pb2.SendMessageRequest(
+            request=a2a_pb2.Message(
+                message_id="m2",
+                role=a2a_pb2.ROLE_USER,
+                content=[a2a_pb2.Part(text="stream 2")],
+            )
+        )
+        teleport = channel.unary_unary("/a2a.v1.A2AService/Teleport")
+        garbage = channel.unary_unary("/a2a.v1.A2AService/SendMessage")
+        calls = {
+            "push_list": stub.ListTaskPushNotificationConfig(
+                a2a_pb2.ListTaskPushNotificationConfigRequest(parent=f"tasks/{task}")
+            ),
+            "push_delete": stub.DeleteTaskPushNotificationConfig(
+                a2a_pb2.DeleteTaskPushNotificationConfigRequest(
+                    name=f"tasks/{task}/pushNotificationConfigs/x"
+                )
+            ),
+            "error_method_not_found": teleport(b""),
+            "error_invalid_params": stub.SendMessage(no_parts),
+            "error_extended_not_configured": plain.GetAgentCard(a2a_pb2.GetAgentCardRequest()),
+            "error_unsupported_operation": read_all(plain.SendStreamingMessage(streamed)),
+            "error_parse": garbage(b"\xff\xff\xff"),
+        }
+        for scenario, call in calls.items():
+            await expect_error(scenario, call)
+
+
+async def read_all(stream) -> list[Any]:
+    return [message async for message in stream]
+
+
+async def first_task(http: httpx.AsyncClient, url: str) -> str:
+    """The id of a finished task on the agent at ``url`` (sent over JSON-RPC)."""
+    client = ClientFactory(ClientConfig(streaming=False, httpx_client=http)).create(
+        await A2ACardResolver(http, url).get_agent_card()
+    )
+    return (await single(client, "for push")).id
+
+
+async def grpc_target(http: httpx.AsyncClient, url: str) -> str:
+    card = await A2ACardResolver(http, url).get_agent_card()
+    urls = {i.transport: i.url for i in card.additional_interfaces or []}
+    return urls["GRPC"]
 
 
 def emit_raw(scenario: str, response: httpx.Response, model, *, streaming: bool = False) -> None:
