@@ -160,6 +160,8 @@ async def serve_grpc(options: argparse.Namespace, handler: DefaultRequestHandler
     from a2a.server.apps import A2AStarletteApplication
     from a2a.server.request_handlers import GrpcHandler
 
+    # A gRPC target, as the SDK's gRPC client dials card.url with its channel factory.
+    # GrpcHandler takes no extended card: its GetAgentCard answers the public one.
     public = card(f"127.0.0.1:{options.grpc_port}", "GRPC", plain=options.plain)
     server = grpc.aio.server()
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(public, handler), server)
