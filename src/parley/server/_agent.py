@@ -8,7 +8,7 @@ events for the common cases.
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -75,7 +75,16 @@ def now() -> str:
 
 
 def new_id() -> str:
-    return str(uuid.uuid4())
+    """A fresh random (version 4) UUID, as text.
+
+    Formatted from ``os.urandom`` directly: ``str(uuid.uuid4())`` costs twice as much, and
+    a request makes several ids.
+    """
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
+
+
+_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
 def text_message(

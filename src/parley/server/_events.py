@@ -17,7 +17,7 @@ the log still holds, which is what resubscribe with ``Last-Event-ID`` needs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 from parley.types import Event
 
@@ -64,7 +64,7 @@ class EventLog:
         """Whether a reader can start right after sequence ``after`` with no gap."""
         return self._start <= after <= self.last_sequence
 
-    async def read(self, after: int = 0) -> AsyncIterator[tuple[int, Event]]:
+    async def read(self, after: int = 0) -> AsyncGenerator[tuple[int, Event], None]:
         """Yield ``(sequence, event)`` for every event after ``after``, live, in order.
 
         Ends when the log is closed and fully read. ``after`` below the start of the log

@@ -12,7 +12,8 @@ bindings encode them at once, before awaiting anything else.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import aclosing
 
 from parley.protocol import (
     A2AError,
@@ -50,7 +51,7 @@ from parley.types import (
 )
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
-EventStream = AsyncIterator[tuple[int, Event]]
+EventStream = AsyncGenerator[tuple[int, Event], None]
 """``(sequence number, event)`` pairs, in order; the sequence is the SSE ``id``."""
 
 
@@ -98,10 +99,11 @@ class RequestHandler:
             return repeated if isinstance(repeated, Message) else _trim(repeated, history_length)
         live, start = begun
         result: Event | None = None
-        async for _, event in live.log.read(start):
-            result = event
-            if not blocking or ends_interaction(event):
-                break
+        async with aclosing(live.log.read(start)) as events:
+            async for _, event in events:
+                result = event
+                if not blocking or ends_interaction(event):
+                    break
         if isinstance(result, Message):
             await self.sent.reply(params.message, result)
             return result
@@ -353,10 +355,13 @@ def _trim(task: Task, history_length: int | None) -> Task:
 
 
 async def _until_final(events: EventStream) -> EventStream:
-    async for sequence, event in events:
-        yield sequence, event
-        if ends_interaction(event):
-            return
+    # Closed here, not left to the garbage collector: an abandoned async generator is
+    # finalized through the loop's thread-safe wake-up, which costs every request.
+    async with aclosing(events):
+        async for sequence, event in events:
+            yield sequence, event
+            if ends_interaction(event):
+                return
 
 
 async def _replay_then_live(stored: list[StoredEvent], live: LiveTask) -> EventStream:

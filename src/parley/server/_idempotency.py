@@ -9,7 +9,8 @@ with a Message), atomically, so two copies sent at once still make one run.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from parley.protocol import InvalidParamsError, ends_interaction, is_terminal
@@ -47,7 +48,7 @@ class Repeat:
         finally:
             self.runs.release(live)
 
-    async def stream(self) -> AsyncIterator[tuple[int, Event]]:
+    async def stream(self) -> AsyncGenerator[tuple[int, Event], None]:
         """The first send's stream as it stands: its reply, or the task, then the live
         events of the run still going until it ends."""
         if self.sent.reply is not None:
@@ -61,10 +62,11 @@ class Repeat:
             yield after, live.task
             if not _running(live):
                 return
-        async for sequence, event in live.log.read(after):
-            yield sequence, event
-            if ends_interaction(event):
-                return
+        async with aclosing(live.log.read(after)) as events:
+            async for sequence, event in events:
+                yield sequence, event
+                if ends_interaction(event):
+                    return
 
     async def _attach(self) -> LiveTask:
         live = await self.runs.attach(self.sent.task_id)
@@ -89,9 +91,10 @@ def _running(live: LiveTask) -> bool:
 
 async def _next_end(live: LiveTask, blocking: bool) -> Event | None:
     after = 0 if live.task is None else live.log.last_sequence
-    async for _, event in live.log.read(after):
-        if not blocking or ends_interaction(event):
-            return event
+    async with aclosing(live.log.read(after)) as events:
+        async for _, event in events:
+            if not blocking or ends_interaction(event):
+                return event
     return None
 
 
