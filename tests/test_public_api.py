@@ -73,6 +73,7 @@ def test_server_public_names() -> None:
             "create_app",
             "new_id",
             "text_message",
+            "tune_gc",
         ]
     )
 

@@ -19,6 +19,7 @@ from parley.server._app import A2AApp, create_app
 from parley.server._card import CardError
 from parley.server._context import CallContext, RequestContext
 from parley.server._events import EventLog
+from parley.server._gc import tune_gc
 from parley.server._handler import EventStream, RequestHandler
 from parley.server._recovery import ResumableAgent
 from parley.server._retention import Retention
@@ -54,4 +55,5 @@ __all__ = [
     "create_app",
     "new_id",
     "text_message",
+    "tune_gc",
 ]

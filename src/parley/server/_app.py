@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from parley.server import _gc
 from parley.server._agent import AgentExecutor
 from parley.server._card import CardPublisher, binding_path, check_card, resolve_target
 from parley.server._context import CallContext
@@ -44,6 +45,10 @@ class A2AApp:
     by default when protobuf (``parley[grpc]``) is installed. With ``grpc`` options the
     app's lifespan runs the gRPC server beside it, on the same event loop. A card that
     leaves ``additionalInterfaces`` empty is given one entry per binding served.
+
+    With ``tune_gc`` (the default) the lifespan tunes the process's garbage collector for
+    serving once startup is done (``parley.server.tune_gc``: freeze what startup built,
+    fewer young collections), unless the process has set its own collector settings.
     """
 
     def __init__(
@@ -58,7 +63,9 @@ class A2AApp:
         rest: bool | None = None,
         rest_path: str | None = None,
         grpc: GRPCOptions | None = None,
+        tune_gc: bool = True,
     ) -> None:
+        self.tune_gc = tune_gc
         self.handler = RequestHandler(
             agent, card, task_store=task_store, extended_card=extended_card, retention=retention
         )
@@ -142,6 +149,8 @@ class A2AApp:
         await self.handler.start()
         try:
             await self.start_grpc()
+            if self.tune_gc:
+                _gc.tune_gc()
             yield
         finally:
             await self.stop_grpc()
@@ -166,11 +175,12 @@ def create_app(
     retention: Retention | None = DEFAULT_RETENTION,
     rest: bool | None = None,
     grpc: GRPCOptions | None = None,
+    tune_gc: bool = True,
 ) -> A2AApp:
     """The ASGI app serving ``agent`` described by ``card`` (see ``A2AApp``).
 
     ``retention`` says how long finished and waiting tasks are kept (a week by default;
-    ``None`` keeps them forever). ``rest`` and ``grpc``: see ``A2AApp``."""
+    ``None`` keeps them forever). ``rest``, ``grpc`` and ``tune_gc``: see ``A2AApp``."""
     return A2AApp(
         agent,
         card,
@@ -180,4 +190,5 @@ def create_app(
         retention=retention,
         rest=rest,
         grpc=grpc,
+        tune_gc=tune_gc,
     )

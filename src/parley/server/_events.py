@@ -6,7 +6,7 @@ Each live task has one ``EventLog``: a list of the task's events, each with the 
 sequence number. The agent appends; it never waits for a reader. A reader (the blocking
 caller of ``message/send``, an SSE stream, a resubscriber, later push delivery) holds
 nothing but its position and iterates ``read(after)``: it takes what is in the list past
-its position, then waits on a shared future that the next append resolves.
+its position, then waits on a future of its own that the next append resolves.
 
 So a reader that stops reading holds back no one: there is no per-reader queue to fill
 and nothing for the agent to block on. The only buffer is the log itself, shared by all
@@ -25,12 +25,12 @@ from parley.types import Event
 class EventLog:
     """Ordered events of one task, numbered from ``start + 1``."""
 
-    __slots__ = ("_closed", "_events", "_start", "_waiter")
+    __slots__ = ("_closed", "_events", "_start", "_waiters")
 
     def __init__(self, start: int = 0) -> None:
         self._events: list[Event] = []
         self._start = start
-        self._waiter: asyncio.Future[None] | None = None
+        self._waiters: list[asyncio.Future[None]] = []
         self._closed = False
 
     @property
@@ -79,13 +79,16 @@ class EventLog:
                 yield self._start + index, event
             if self._closed:
                 return
-            if self._waiter is None:
-                self._waiter = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._waiter)
+            # A future per waiting reader: one that is canceled (its client went away)
+            # cancels only its own.
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
 
     def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None:
-            self._waiter = None
-            if not waiter.done():
-                waiter.set_result(None)
+        waiters = self._waiters
+        if waiters:
+            self._waiters = []
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(None)
