@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
 from parley.protocol import InvalidAgentResponseError
@@ -12,7 +10,6 @@ from parley.server import (
     RequestContext,
     RequestHandler,
     TaskUpdater,
-    new_id,
 )
 from parley.types import Message, MessageSendParams, Role, Task, TaskState, TextPart
 from tests.server.agents import card, story
@@ -128,13 +125,3 @@ async def test_task_updater_writes_every_state() -> None:
     finals = [event.final for event in seen]  # type: ignore[attr-defined]
     assert finals == [False, False, True, True, True, True, True, True]
     assert all(event.status.timestamp for event in seen)  # type: ignore[attr-defined]
-
-
-def test_new_ids_are_random_version_4_uuids() -> None:
-    ids = [new_id() for _ in range(2000)]
-    assert len(set(ids)) == len(ids)
-    for text in ids:
-        parsed = uuid.UUID(text)
-        assert str(parsed) == text
-        assert parsed.version == 4
-        assert parsed.variant == uuid.RFC_4122

@@ -12,7 +12,6 @@ from parley.server._agent import (
     CancelRefusingAgent,
     EventSink,
     TaskUpdater,
-    new_id,
     text_message,
 )
 from parley.server._app import A2AApp, create_app
@@ -21,6 +20,7 @@ from parley.server._context import CallContext, RequestContext
 from parley.server._events import EventLog
 from parley.server._gc import tune_gc
 from parley.server._handler import EventStream, RequestHandler
+from parley.server._ids import new_id
 from parley.server._recovery import ResumableAgent
 from parley.server._retention import Retention
 from parley.server._simple import (

@@ -8,13 +8,12 @@ events for the common cases.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from parley.protocol import TaskNotCancelableError
 from parley.server._context import RequestContext
+from parley.server._ids import new_id, now
 from parley.types import (
     Artifact,
     Event,
@@ -67,24 +66,6 @@ class CancelRefusingAgent:
 
     async def cancel(self, context: RequestContext, events: EventSink) -> None:
         raise TaskNotCancelableError("This agent does not support canceling tasks")
-
-
-def now() -> str:
-    """The current time as the ISO 8601 string A2A timestamps use."""
-    return datetime.now(UTC).isoformat()
-
-
-def new_id() -> str:
-    """A fresh random (version 4) UUID, as text.
-
-    Formatted from ``os.urandom`` directly: ``str(uuid.uuid4())`` costs twice as much, and
-    a request makes several ids.
-    """
-    h = os.urandom(16).hex()
-    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[h[16]]}{h[17:20]}-{h[20:]}"
-
-
-_VARIANT = {digit: "89ab"[int(digit, 16) & 3] for digit in "0123456789abcdef"}
 
 
 def text_message(

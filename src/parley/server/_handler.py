@@ -28,9 +28,10 @@ from parley.protocol import (
     is_final,
     is_terminal,
 )
-from parley.server._agent import AgentExecutor, new_id
+from parley.server._agent import AgentExecutor
 from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
+from parley.server._ids import new_id
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
 from parley.server._runs import CANCELED, LiveTask, RunSink, TaskRuns, logger

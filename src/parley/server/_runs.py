@@ -23,9 +23,10 @@ from parley.protocol import (
     is_final,
     is_terminal,
 )
-from parley.server._agent import AgentExecutor, now
+from parley.server._agent import AgentExecutor
 from parley.server._context import RequestContext
 from parley.server._events import EventLog
+from parley.server._ids import now
 from parley.server._recovery import ResumableAgent
 from parley.stores import StoredEvent, TaskStore
 from parley.types import (

@@ -1,0 +1,46 @@
+"""Ids and timestamps the server makes: version 4 UUIDs, ISO 8601 UTC times."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from datetime import UTC, datetime, timedelta
+
+from parley.server import new_id
+from parley.server._ids import now
+
+
+def test_new_ids_are_distinct_version_4_uuids() -> None:
+    ids = [new_id() for _ in range(5000)]  # several pools' worth
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text
+        assert parsed.version == 4
+        assert parsed.variant == uuid.RFC_4122
+
+
+def test_a_forked_child_makes_ids_of_its_own() -> None:
+    new_id()  # the parent's pool is filled before the fork
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: send five ids and leave at once
+        os.write(write, " ".join(new_id() for _ in range(5)).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    child = set(os.read(read, 4096).decode().split())
+    os.close(read)
+    parent = {new_id() for _ in range(5)}
+    assert len(child) == 5
+    assert not child & parent
+
+
+def test_now_is_the_current_utc_time_in_iso_8601() -> None:
+    stamps = [now() for _ in range(3)]
+    for stamp in stamps:
+        moment = datetime.fromisoformat(stamp)
+        assert moment.utcoffset() == timedelta(0)
+        assert abs(datetime.now(UTC) - moment) < timedelta(seconds=2)
+        assert stamp.endswith("+00:00")
+    assert stamps == sorted(stamps)
