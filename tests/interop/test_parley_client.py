@@ -190,10 +190,16 @@ async def test_resubscribe_joins_a_running_task(peer: Peer) -> None:
                 # the task is complete the stream will return the completed task"): its
                 # gRPC TaskSubscription closes with status OK after the last artifact,
                 # before the final status-update. parley's client resumes a stream that
-                # closed without its final event, and the SDK refuses to resubscribe to
-                # the now finished task with InvalidParamsError, which reaches the caller.
-                with pytest.raises(InvalidParamsError, match="terminal state"):
+                # closed without its final event; the SDK refuses to resubscribe to the
+                # task once it is finished, with InvalidParamsError, which reaches the
+                # caller. (When the resume comes before the SDK has stored the final
+                # status, which a loaded machine makes possible, the resume is served.)
+                refused: InvalidParamsError | None = None
+                try:
                     await follow()
+                except InvalidParamsError as error:
+                    refused = error
+                assert refused is None or "terminal state" in str(refused)
             else:
                 await follow()
         final = await client.get_task(slow.id)

@@ -63,7 +63,7 @@ class InteropAgentExecutor(AgentExecutor):
             await updater.start_work(
                 updater.new_agent_message([Part(root=TextPart(text="working slowly"))])
             )
-            await chunks(updater, [f"part {i};" for i in range(3)], 0.3)
+            await chunks(updater, [f"part {i};" for i in range(3)], 0.5)
             await updater.complete()
         elif word == "wait":
             await updater.start_work(
