@@ -22,15 +22,6 @@ def base() -> Iterator[str]:
         yield url
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a card whose url is left empty is completed per request for the public card "
-        "(_card.CardPublisher) but RequestHandler.get_extended_card returns the extended "
-        "card as given: url '' and no additionalInterfaces, which a client that adopts it "
-        "(spec 7.10: 'SHOULD replace their cached public Agent Card') cannot dial"
-    ),
-)
 def test_the_extended_card_is_completed_like_the_public_card(base: str) -> None:
     """Spec 7.10: the extended card is a complete AgentCard, with the same addresses."""
     public = httpx.get(f"{base}/.well-known/agent-card.json").json()

@@ -67,7 +67,11 @@ class A2AApp:
     ) -> None:
         self.tune_gc = tune_gc
         self.handler = RequestHandler(
-            agent, card, task_store=task_store, extended_card=extended_card, retention=retention
+            agent,
+            card,
+            task_store=task_store,
+            extended_card=None if extended_card is None else self._completed(extended_card),
+            retention=retention,
         )
         preferred = card.preferred_transport
         self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
@@ -137,6 +141,17 @@ class A2AApp:
         server, self.grpc_server = self.grpc_server, None
         if server is not None:
             await server.stop(grace)
+
+    def _completed(
+        self, extended: AgentCard | Callable[[CallContext], Awaitable[AgentCard]]
+    ) -> Callable[[CallContext], Awaitable[AgentCard]]:
+        """The extended card, completed like the public one for the caller's base URL."""
+
+        async def completed(call: CallContext) -> AgentCard:
+            card = extended if isinstance(extended, AgentCard) else await extended(call)
+            return self.card.complete(card, call.base_url)
+
+        return completed
 
     async def _card(self, request: Request) -> Response:
         return Response(self.card.render(request.scope), media_type="application/json")

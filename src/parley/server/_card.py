@@ -119,18 +119,31 @@ class CardPublisher:
 
     def for_base(self, base: str) -> AgentCard:
         """The card with every relative binding path completed with ``base``."""
+        return self.complete(self.card, base)
+
+    def complete(self, card: AgentCard, base: str | None) -> AgentCard:
+        """``card`` (the public card or an extended one) with its ``url`` and
+        ``additionalInterfaces`` filled in from the bindings this app serves, for a
+        client that reached it at ``base`` (``None``: at the card's own ``url``)."""
+        if card.url and card.additional_interfaces:
+            return card
+        if base is None:
+            origin = urlsplit(card.url or self.card.url)
+            if not origin.netloc:
+                return card  # nothing to complete relative paths with
+            base = f"{origin.scheme}://{origin.netloc}"
         urls = {transport: _complete(target, base) for transport, target in self.served.items()}
         update: dict[str, Any] = {}
-        if self.card.url:
-            urls[self.card.preferred_transport] = self.card.url
+        if card.url:
+            urls[card.preferred_transport] = card.url
         else:
-            update["url"] = urls[self.card.preferred_transport]
-        if not self.card.additional_interfaces:
+            update["url"] = urls[card.preferred_transport]
+        if not card.additional_interfaces:
             update["additional_interfaces"] = [
                 AgentInterface(url=url, transport=transport)
                 for transport, url in sorted(urls.items(), key=lambda item: _rank(item[0]))
             ]
-        return self.card.model_copy(update=update)
+        return card.model_copy(update=update)
 
     def render(self, scope: Mapping[str, Any]) -> bytes:
         if self._fixed is not None:
@@ -157,18 +170,24 @@ def _rank(transport: str) -> int:
     return order.index(transport) if transport in order else len(order)  # type: ignore[arg-type]
 
 
-def request_base(scope: Mapping[str, Any]) -> str:
-    """``scheme://host[:port]`` plus mount path, as the client reached this server."""
-    headers = {name: value for name, value in scope.get("headers", ())}
-    scheme = _first(headers.get(b"x-forwarded-proto")) or scope.get("scheme", "http")
-    host = _first(headers.get(b"x-forwarded-host")) or _first(headers.get(b"host"))
+def request_base(scope: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> str:
+    """``scheme://host[:port]`` plus mount path, as the client reached this server.
+
+    ``headers``: the request's headers already decoded (lower-case names), if at hand.
+    """
+    if headers is None:
+        headers = {
+            name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
+        }
+    scheme = _first(headers.get("x-forwarded-proto")) or scope.get("scheme", "http")
+    host = _first(headers.get("x-forwarded-host")) or _first(headers.get("host"))
     if not host:
         server = scope.get("server") or ("127.0.0.1", 80)
         host = f"{server[0]}:{server[1]}"
     return f"{scheme}://{host}{scope.get('root_path', '')}"
 
 
-def _first(value: bytes | None) -> str | None:
+def _first(value: str | None) -> str | None:
     if not value:
         return None
-    return value.decode("latin-1").split(",")[0].strip() or None
+    return value.split(",")[0].strip() or None

@@ -28,9 +28,14 @@ class CallContext:
     """For a resumed stream: the sequence number of the last event the client saw."""
     state: dict[str, Any] = field(default_factory=dict)
     """Free room for middleware and agents to pass things along."""
+    base_url: str | None = None
+    """Where the client reached the server, ``scheme://host[:port]`` plus mount path
+    (HTTP bindings; ``None`` over gRPC)."""
 
     @classmethod
-    def from_headers(cls, headers: Mapping[str, str], user: str | None = None) -> CallContext:
+    def from_headers(
+        cls, headers: Mapping[str, str], user: str | None = None, base_url: str | None = None
+    ) -> CallContext:
         """The call facts every binding reads the same way from its headers or metadata
         (lower-case names): ``X-A2A-Extensions`` and ``Last-Event-ID``."""
         extensions = headers.get("x-a2a-extensions", "")
@@ -42,6 +47,7 @@ class CallContext:
                 uri.strip() for uri in extensions.split(",") if uri.strip()
             ),
             last_event_id=int(last_event_id) if last_event_id.isdigit() else None,
+            base_url=base_url,
         )
 
 

@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 import anyio
 from starlette.types import Receive, Scope, Send
 
+from parley.server._card import request_base
 from parley.server._context import CallContext
 from parley.types import Event
 
@@ -96,7 +97,9 @@ def call_context(scope: Scope) -> CallContext:
     headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
     user = scope.get("user")
     return CallContext.from_headers(
-        headers, user=getattr(user, "display_name", None) if user is not None else None
+        headers,
+        user=getattr(user, "display_name", None) if user is not None else None,
+        base_url=request_base(scope, headers),
     )
 
 
