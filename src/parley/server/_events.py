@@ -17,7 +17,7 @@ the log still holds, which is what resubscribe with ``Last-Event-ID`` needs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 
 from parley.types import Event
 
@@ -81,6 +81,29 @@ class EventLog:
                 return
             # A future per waiting reader: one that is canceled (its client went away)
             # cancels only its own.
+            waiter = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            await waiter
+
+    async def first(
+        self, after: int = 0, until: Callable[[Event], bool] | None = None
+    ) -> Event | None:
+        """The first event after ``after`` for which ``until`` holds (the very next one
+        when ``until`` is None), waiting for it; ``None`` if the log closes first.
+
+        What a blocking ``message/send`` waits with: ``read`` without the async
+        generator, which costs a request more than the wait itself.
+        """
+        index = max(after - self._start, 0)
+        while True:
+            events = self._events
+            while index < len(events):
+                event = events[index]
+                index += 1
+                if until is None or until(event):
+                    return event
+            if self._closed:
+                return None
             waiter = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             await waiter

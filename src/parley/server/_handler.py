@@ -99,12 +99,7 @@ class RequestHandler:
             repeated = await begun.result(blocking)
             return repeated if isinstance(repeated, Message) else _trim(repeated, history_length)
         live, start = begun
-        result: Event | None = None
-        async with aclosing(live.log.read(start)) as events:
-            async for _, event in events:
-                result = event
-                if not blocking or ends_interaction(event):
-                    break
+        result = await live.log.first(start, ends_interaction if blocking else None)
         if isinstance(result, Message):
             await self.sent.reply(params.message, result)
             return result

@@ -91,11 +91,7 @@ def _running(live: LiveTask) -> bool:
 
 async def _next_end(live: LiveTask, blocking: bool) -> Event | None:
     after = 0 if live.task is None else live.log.last_sequence
-    async with aclosing(live.log.read(after)) as events:
-        async for _, event in events:
-            if not blocking or ends_interaction(event):
-                return event
-    return None
+    return await live.log.first(after, ends_interaction if blocking else None)
 
 
 class SentMessages:
