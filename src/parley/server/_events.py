@@ -79,11 +79,7 @@ class EventLog:
                 yield self._start + index, event
             if self._closed:
                 return
-            # A future per waiting reader: one that is canceled (its client went away)
-            # cancels only its own.
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            await waiter
+            await self._changed()
 
     async def first(
         self, after: int = 0, until: Callable[[Event], bool] | None = None
@@ -104,9 +100,14 @@ class EventLog:
                     return event
             if self._closed:
                 return None
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            await waiter
+            await self._changed()
+
+    async def _changed(self) -> None:
+        """Wait for the next append or the close. A future per waiting reader: one that is
+        canceled (its client went away) cancels only its own."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        await waiter
 
     def _wake(self) -> None:
         waiters = self._waiters
