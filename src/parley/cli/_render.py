@@ -75,6 +75,10 @@ def state_line(state: TaskState) -> str:
     return f"[{STATE_STYLE.get(state, 'blue')}]{state.value}[/]"
 
 
+def task_line(task_id: str, state: TaskState) -> str:
+    return f"task [bold]{task_id}[/] {state_line(state)}"
+
+
 def show_result(console: Console, result: Task | Message, save_dir: Path) -> None:
     if isinstance(result, Message):
         show_parts(console, result.parts, save_dir)
@@ -83,14 +87,18 @@ def show_result(console: Console, result: Task | Message, save_dir: Path) -> Non
 
 
 def show_task(console: Console, task: Task, save_dir: Path) -> None:
-    console.print(
-        f"task [bold]{task.id}[/] {state_line(task.status.state)}  "
-        f"[dim]context {task.context_id}[/]"
-    )
+    console.print(f"{task_line(task.id, task.status.state)}  [dim]context {task.context_id}[/]")
     if task.status.message is not None:
         show_parts(console, task.status.message.parts, save_dir)
     for artifact in task.artifacts or ():
         show_artifact(console, artifact, save_dir)
+
+
+def show_history(console: Console, messages: list[Message]) -> None:
+    """Each message on one line: its role, then its text parts."""
+    for message in messages:
+        console.print(f"[dim]{message.role.value}:[/] ", end="")
+        console.print(" ".join(p.text for p in message.parts if isinstance(p, TextPart)))
 
 
 def show_artifact(console: Console, artifact: Artifact, save_dir: Path) -> None:

@@ -28,7 +28,14 @@ from parley.cli._common import (
     print_json,
     run,
 )
-from parley.cli._render import show_card, show_event, show_result, show_task, state_line
+from parley.cli._render import (
+    show_card,
+    show_event,
+    show_history,
+    show_result,
+    show_task,
+    task_line,
+)
 from parley.client import TaskTracker, card_warnings, fetch_card
 from parley.protocol import TERMINAL_STATES
 from parley.types import DataPart, Event, FilePart, FileWithBytes, Part, Task, TaskState, TextPart
@@ -117,9 +124,7 @@ def get(
         if json_output:
             print_json(found)
         else:
-            for message in found.history or ():
-                out.print(f"[dim]{message.role.value}:[/] ", end="")
-                out.print(" ".join(p.text for p in message.parts if isinstance(p, TextPart)))
+            show_history(out, found.history or [])
             show_task(out, found, save_dir)
         return found.status.state
 
@@ -144,7 +149,7 @@ def cancel(
         if json_output:
             print_json(canceled)
         else:
-            out.print(f"task [bold]{canceled.id}[/] {state_line(canceled.status.state)}")
+            out.print(task_line(canceled.id, canceled.status.state))
 
     run(action)
 
@@ -192,7 +197,7 @@ async def follow(
                 show_event(out, event, save_dir)
     out.print()
     if tracker.task is not None and tracker.state is not None:
-        out.print(f"task [bold]{tracker.task.id}[/] {state_line(tracker.state)}")
+        out.print(task_line(tracker.task.id, tracker.state))
     return tracker.state
 
 
