@@ -11,6 +11,8 @@ differences, resolved here once and the same way as the official SDK does:
   between parley and its clients and servers;
 - ``google.protobuf.Struct`` holds numbers as doubles; whole numbers read back as ints;
 - ``TaskState`` ``unknown`` is ``TASK_STATE_UNSPECIFIED``.
+- a push config's resource name always names a config: without an id, the task's id
+  (``config_name``); a bare ``tasks/{id}`` from an older client still parses.
 """
 
 from __future__ import annotations
@@ -295,11 +297,16 @@ def task_name(task_id: str) -> str:
     return f"tasks/{task_id}"
 
 
+def push_config_id(task_id: str, config_id: str | None) -> str:
+    """The id a push config goes by: its own, or (none or empty) the task's id, where a
+    config set without an id is stored (as the official SDK stores it)."""
+    return config_id or task_id
+
+
 def config_name(task_id: str, config_id: str | None) -> str:
-    """``tasks/{id}/pushNotificationConfigs/{config_id}`` (``tasks/{id}`` without one)."""
-    if config_id is None:
-        return task_name(task_id)
-    return f"tasks/{task_id}/pushNotificationConfigs/{config_id}"
+    """``tasks/{id}/pushNotificationConfigs/{config_id}``, always whole (the proto's HTTP
+    rule; the official SDK refuses a bare ``tasks/{id}``): see :func:`push_config_id`."""
+    return f"tasks/{task_id}/pushNotificationConfigs/{push_config_id(task_id, config_id)}"
 
 
 def parse_name(name: str) -> tuple[str, str | None]:
@@ -342,7 +349,7 @@ def push_config_from_proto(proto: Any) -> PushNotificationConfig:
 def task_push_config_to_proto(config: TaskPushNotificationConfig) -> Any:
     inner = config.push_notification_config
     return pb.TaskPushNotificationConfig(
-        name=config_name(config.task_id, inner.id or ""),
+        name=config_name(config.task_id, inner.id),
         push_notification_config=push_config_to_proto(inner),
     )
 
@@ -350,6 +357,7 @@ def task_push_config_to_proto(config: TaskPushNotificationConfig) -> Any:
 def task_push_config_from_proto(proto: Any) -> TaskPushNotificationConfig:
     task_id, config_id = parse_name(proto.name)
     inner = push_config_from_proto(proto.push_notification_config)
-    if inner.id is None and config_id:
+    if inner.id is None and config_id and config_id != task_id:
+        # the task's id in the name is what ``config_name`` writes for a config without one
         inner.id = config_id
     return TaskPushNotificationConfig(task_id=task_id, push_notification_config=inner)
