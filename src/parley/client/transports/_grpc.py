@@ -9,10 +9,6 @@ Errors: the ``a2a-error-bin`` trailer of a parley server gives the exact class; 
 official SDK's ``"<ErrorClass>: <message>"`` details; else the status code's class.
 Streams number their events from the ``a2a-first-event-id`` initial metadata, so a cut
 ``TaskSubscription`` resumes with ``last-event-id`` like an SSE stream.
-
-``GetTaskPushNotificationConfig`` names ``tasks/{id}/pushNotificationConfigs/{config}``
-(the proto's HTTP rule); without a config id the task's id is asked for, the id a config
-set without one gets (as the official SDK stores it; it refuses a bare ``tasks/{id}``).
 """
 
 from __future__ import annotations
@@ -35,7 +31,7 @@ from parley.client._transport import ClientCallContext, StreamItem, Timeouts
 from parley.client.transports._http import StreamPosition
 from parley.protocol import ERROR_CLASSES, A2AError, InvalidAgentResponseError, Operation
 from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, load_grpc
-from parley.types import A2AModel, GetTaskPushNotificationConfigParams
+from parley.types import A2AModel
 
 grpc = load_grpc()
 
@@ -106,7 +102,7 @@ class GRPCTransport:
         )
         with self._translated():
             response = await call(
-                proto_op.params_to_proto(_with_config_id(params)),
+                proto_op.params_to_proto(params),
                 metadata=_metadata(context),
                 timeout=self._timeout(operation, context),
             )
@@ -164,15 +160,6 @@ class GRPCTransport:
 def create_grpc_transport(url: str, http_client: Any = None, **options: Any) -> GRPCTransport:
     """The registered factory of the ``GRPC`` transport."""
     return GRPCTransport(url, http_client, **options)
-
-
-def _with_config_id(params: A2AModel | None) -> A2AModel | None:
-    if (
-        isinstance(params, GetTaskPushNotificationConfigParams)
-        and params.push_notification_config_id is None
-    ):
-        return params.model_copy(update={"push_notification_config_id": params.id})
-    return params
 
 
 def _metadata(context: ClientCallContext) -> tuple[tuple[str, str], ...]:

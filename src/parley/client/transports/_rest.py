@@ -9,7 +9,7 @@ official SDK) the class the status suggests for the operation called (``_class_f
 any other answer is ``NotAnAgentError`` naming the status.
 
 The path of ``GetTaskPushNotificationConfig`` needs a config id; without one the task's
-id is asked for, the id a config set without one gets (as the official SDK stores it).
+id is asked for, as in the gRPC resource name (``push_config_id``).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from parley.protocol import (
     UnsupportedOperationError,
 )
 from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, from_json, to_json
+from parley.protocol.protobuf._core import push_config_id
 from parley.types import A2AModel
 
 _EVENT_KEYS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
@@ -123,9 +124,10 @@ class RESTTransport:
         path = operation.rest_path
         task_id = getattr(params, "id", None) or getattr(params, "task_id", None)
         if task_id is not None:
+            config_id = push_config_id(
+                task_id, getattr(params, "push_notification_config_id", None)
+            )
             path = path.replace("{id}", quote(task_id, safe=""))
-        config_id = getattr(params, "push_notification_config_id", None) or task_id
-        if config_id is not None:
             path = path.replace("{config_id}", quote(config_id, safe=""))
         query: dict[str, str] = {}
         history_length = getattr(params, "history_length", None)
