@@ -281,8 +281,10 @@ PARAMS: dict[str, st.SearchStrategy[Any]] = {
     "cancel_task": built(TaskIdParams, id=ids),
     "resubscribe": built(TaskIdParams, id=ids),
     "set_push_config": task_push_configs,
+    # Always with a config id: gRPC carries only the resource name, where a missing id is
+    # the task's own (parley.protocol.protobuf.push_config_id; tests/protocol covers it).
     "get_push_config": built(
-        GetTaskPushNotificationConfigParams, id=ids, push_notification_config_id=st.none() | ids
+        GetTaskPushNotificationConfigParams, id=ids, push_notification_config_id=ids
     ),
     "list_push_configs": built(ListTaskPushNotificationConfigParams, id=ids),
     "delete_push_config": built(
