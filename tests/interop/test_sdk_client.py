@@ -302,10 +302,9 @@ def test_errors_outside_the_client_api(run: Run, scenario: str) -> None:
             assert result["message"].startswith(f"{error.__name__}: ")
 
 
+@pytest.mark.parametrize("run", ["JSONRPC"], indirect=True)  # the others have no envelope
 def test_an_invalid_jsonrpc_request(run: Run) -> None:
     """Spec 8.1: -32600 for valid JSON that is no JSON-RPC request (JSON-RPC only)."""
-    if run.binding != "JSONRPC":
-        pytest.skip("a JSON-RPC envelope error; the other bindings have no envelope")
     result = run["error_invalid_request"]
     assert result["raised"] == "A2AClientJSONRPCError", result
     assert result["code"] == InvalidRequestError.code
