@@ -81,15 +81,7 @@ async def send_body(
 async def send_sse_error(send: Send, data: bytes) -> None:
     """Answer a streaming call that failed before its first event: HTTP 200 and an SSE
     stream whose one event is ``data`` (spec 3.3.1: a streaming method's body is SSE)."""
-    body = b"data: %s\n\n" % data
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [*SSE_HEADERS, (b"content-length", str(len(body)).encode())],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    await send_body(send, 200, b"data: %s\n\n" % data, SSE_HEADERS)
 
 
 def call_context(scope: Scope) -> CallContext:
