@@ -67,3 +67,23 @@ async def test_grpc_stream_request_that_is_not_protobuf(served: Served) -> None:
         with pytest.raises(grpc.aio.AioRpcError) as raised:
             await subscribe(b"\xff\xff\xff").read()
     assert raised.value.code() is grpc.StatusCode.INVALID_ARGUMENT
+
+
+async def test_rest_query_value_that_is_not_a_number_is_not_echoed(served: Served) -> None:
+    secret = "x" * 50 + "<script>"
+    async with httpx.AsyncClient(base_url=served.base) as http:
+        response = await http.get(f"/v1/tasks/some-task?historyLength={secret}")
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == -32602
+    assert body["message"] == "historyLength must be a whole number"
+    assert "script" not in response.text
+
+
+async def test_bodies_that_are_not_utf8_are_parse_errors(served: Served) -> None:
+    async with httpx.AsyncClient(base_url=served.base) as http:
+        over_jsonrpc = await http.post("/", content=b"\xff\xfe{")
+        over_rest = await http.post("/v1/message:send", content=b"\xff\xfe{")
+    assert over_jsonrpc.json()["error"]["code"] == -32700
+    assert over_rest.status_code == 400
+    assert over_rest.json()["code"] == -32700

@@ -80,6 +80,12 @@ class JSONParseError(A2AError):
     grpc_status = "INVALID_ARGUMENT"
     default_message = "Invalid JSON payload"
 
+    @classmethod
+    def from_decode(cls, error: ValueError) -> JSONParseError:
+        """The parse error for a body ``json.loads`` refused (``UnicodeDecodeError`` is a
+        ``ValueError`` too): where it broke, never the body itself."""
+        return cls(f"Invalid JSON payload: {error}")
+
 
 class InvalidRequestError(A2AError):
     code = -32600

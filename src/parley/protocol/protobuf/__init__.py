@@ -38,7 +38,7 @@ def from_json(data: bytes | str | dict[str, Any], message_class: Any) -> Any:
             json_format.ParseDict(data, message, ignore_unknown_fields=True)
         else:
             json_format.Parse(data, message, ignore_unknown_fields=True)
-    except json_format.ParseError as error:
+    except (json_format.ParseError, UnicodeDecodeError) as error:
         raise ConversionError(str(error)) from None
     return message
 

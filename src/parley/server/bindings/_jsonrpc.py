@@ -144,8 +144,8 @@ def diagnose(body: bytes) -> tuple[Any, A2AError, Operation | None]:
     the operation it asked for when that much of it is valid."""
     try:
         raw = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as error:
-        return None, JSONParseError(f"Invalid JSON payload: {error}"), None
+    except ValueError as error:
+        return None, JSONParseError.from_decode(error), None
     if not isinstance(raw, dict):
         return None, InvalidRequestError("A JSON-RPC request must be a JSON object"), None
     request_id = raw.get("id", _NO_ID)

@@ -187,8 +187,8 @@ def _parse_body(body: bytes, message_class: Any) -> Any:
     except ConversionError:
         try:
             json.loads(body)
-        except (ValueError, UnicodeDecodeError) as error:
-            raise JSONParseError(f"Invalid JSON payload: {error}") from None
+        except ValueError as error:
+            raise JSONParseError.from_decode(error) from None
         raise
 
 
@@ -209,7 +209,7 @@ def _integer(name: str, value: str) -> int:
     try:
         return int(value)
     except ValueError:
-        raise InvalidParamsError(f"{name} must be an integer, not {value!r}") from None
+        raise InvalidParamsError(f"{name} must be a whole number") from None
 
 
 def as_a2a_error(error: Exception) -> A2AError:
