@@ -15,7 +15,7 @@ from typing import Any
 
 import jsonschema
 
-_DEFAULT_SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "spec" / "v0.3.0" / "a2a.json"
+_DEFAULT_SCHEMA = Path(__file__).resolve().parents[1] / "spec" / "v0.3.0" / "a2a.json"
 
 
 @functools.cache
