@@ -79,6 +79,23 @@ def test_server_public_names() -> None:
 
 
 def test_stores_public_names() -> None:
-    assert {"MemoryTaskStore", "StoredEvent", "TaskSnapshot", "TaskStore"} <= set(
-        parley.stores.__all__
+    assert sorted(parley.stores.__all__) == sorted(
+        [
+            "Append",
+            "EventStore",
+            "Lease",
+            "LeaseLostError",
+            "LeaseStore",
+            "MemoryStore",
+            "OutboxEntry",
+            "OutboxStore",
+            "PushConfigStore",
+            "SentMessage",
+            "SentMessageStore",
+            "Store",
+            "StoredEvent",
+            "TaskSnapshot",
+            "TaskStore",
+            "open_store",
+        ]
     )

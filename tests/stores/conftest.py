@@ -1,4 +1,4 @@
-"""The ``store`` fixture: every TaskStore implementation, each on a real backend."""
+"""The ``store`` fixture: every Store implementation, each on a real backend."""
 
 from __future__ import annotations
 
@@ -7,19 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from parley.stores import MemoryTaskStore, TaskStore
-from parley.stores.sql import SQLTaskStore
+from parley.stores import MemoryStore, Store
+from parley.stores.sql import SQLStore
 from tests.stores.databases import postgres_engine, sqlite_url
 
 
 @pytest.fixture(params=["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[TaskStore]:
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     if request.param == "memory":
-        yield MemoryTaskStore()
+        yield MemoryStore()
     elif request.param == "sqlite":
-        sql = SQLTaskStore(sqlite_url(tmp_path))
+        sql = SQLStore(sqlite_url(tmp_path))
         yield sql
         await sql.aclose()
     else:
         async with postgres_engine() as engine:
-            yield SQLTaskStore(engine)
+            yield SQLStore(engine)

@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from parley.server import AgentContext, Retention, agent, create_app
-from parley.stores import StoredEvent, TaskStore
-from parley.stores.sql import SQLTaskStore
+from parley.stores import Store, StoredEvent
+from parley.stores.sql import SQLStore
 from parley.types import (
     AgentCapabilities,
     AgentCard,
@@ -42,16 +42,16 @@ CARD = AgentCard(
 
 
 @contextmanager
-def _sqlite(tmp_path: Path) -> Iterator[SQLTaskStore]:
+def _sqlite(tmp_path: Path) -> Iterator[SQLStore]:
     """A SQLite store, closed after the (threaded) server that used it has stopped."""
-    store = SQLTaskStore(sqlite_url(tmp_path))
+    store = SQLStore(sqlite_url(tmp_path))
     try:
         yield store
     finally:
         asyncio.run(store.aclose())
 
 
-def _counting_app(store: TaskStore, runs: list[str], **options: Any) -> Any:
+def _counting_app(store: Store, runs: list[str], **options: Any) -> Any:
     @agent
     async def counting(ctx: AgentContext) -> AsyncIterator[str]:
         runs.append(ctx.text)
@@ -117,7 +117,7 @@ def test_retention_removes_expired_tasks(tmp_path: Path) -> None:
     assert answer["error"]["code"] == -32001  # TaskNotFoundError
 
 
-async def _per_event_ms(store: TaskStore, chunks: int = 3000) -> tuple[float, float]:
+async def _per_event_ms(store: Store, chunks: int = 3000) -> tuple[float, float]:
     task = Task(id="big", context_id="c", status=TaskStatus(state=TaskState.working))
     await store.append("big", [StoredEvent(1, task)])
     timings: list[float] = []
@@ -145,12 +145,12 @@ async def _per_event_ms(store: TaskStore, chunks: int = 3000) -> tuple[float, fl
 )
 async def test_cost_per_event_stays_flat(backend: str, tmp_path: Path) -> None:
     if backend == "sqlite":
-        store = SQLTaskStore(sqlite_url(tmp_path))
+        store = SQLStore(sqlite_url(tmp_path))
         first, last = await _per_event_ms(store)
         await store.aclose()
     else:
         async with postgres_engine() as engine:
-            first, last = await _per_event_ms(SQLTaskStore(engine))
+            first, last = await _per_event_ms(SQLStore(engine))
     print(
         f"\n{backend}: 3,000 artifact chunks into one task: {first:.2f} ms/event for the "
         f"first 100, {last:.2f} ms/event for the last 100"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 
-from parley.stores import MemoryTaskStore, StoredEvent
+from parley.stores import MemoryStore, StoredEvent
 from parley.types import Message, Role, Task, TaskState, TaskStatus, TextPart
 
 TASKS = 3000
@@ -33,7 +33,7 @@ def largest_tracked_container() -> int:
 
 
 async def test_finished_tasks_and_sent_messages_are_not_walked_by_the_collector() -> None:
-    store = MemoryTaskStore()
+    store = MemoryStore()
     for number in range(TASKS):
         working = task(number, TaskState.working)
         await store.claim_message(f"c{number}", f"m{number}", working.id)
@@ -61,7 +61,7 @@ async def test_finished_tasks_and_sent_messages_are_not_walked_by_the_collector(
 async def test_message_keys_do_not_collide_across_scope_and_id() -> None:
     """The scope and message id are joined into one key; no split of one string into a
     scope and an id may reach another's record."""
-    store = MemoryTaskStore()
+    store = MemoryStore()
     assert await store.claim_message("a:b", "c", "t1") is None
     assert await store.claim_message("a", "b:c", "t2") is None
     assert await store.claim_message("a:", "bc", "t3") is None

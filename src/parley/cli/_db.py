@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from parley.stores import TaskStore, open_task_store
+from parley.stores import Store, open_store
 
 console = Console(stderr=True)
 
@@ -23,10 +23,10 @@ db_app = typer.Typer(
 )
 
 
-def task_store(db: str) -> TaskStore:
+def task_store(db: str) -> Store:
     """The store ``--db`` names; exits with a clear message if it cannot be used."""
     try:
-        return open_task_store(db)
+        return open_store(db)
     except (ValueError, ImportError) as error:
         console.print(f"[bold red]error:[/] --db {db}: {error}")
         raise typer.Exit(2) from None
@@ -43,10 +43,10 @@ def upgrade(db: Annotated[str, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB)
 
 
 async def _upgrade(db: str) -> str:
-    from parley.stores.sql import SQLTaskStore, upgrade
+    from parley.stores.sql import SQLStore, upgrade
 
     store = task_store(db)
-    assert isinstance(store, SQLTaskStore)
+    assert isinstance(store, SQLStore)
     try:
         return await upgrade(store.engine)
     finally:

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from parley.cli._db import DB_HELP, DEFAULT_DB, task_store
 from parley.server import A2AApp, AgentExecutor, create_app
-from parley.stores import TaskStore
+from parley.stores import Store
 from parley.types import AgentCard
 
 console = Console(stderr=True)
@@ -70,7 +70,7 @@ def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | 
     console.print(f"  gRPC: {host}:{port} ({scheme})")
 
 
-def _load(target: str | None, store: TaskStore) -> A2AApp:
+def _load(target: str | None, store: Store) -> A2AApp:
     if target is None:
         from parley.demo import create_demo_app
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import AsyncIterator
 
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
-from parley.stores import TaskStore
+from parley.stores import Store
 from parley.types import (
     AgentCapabilities,
     AgentCard,
@@ -198,7 +198,7 @@ def demo_card(url: str = "") -> AgentCard:
     )
 
 
-def create_demo_app(*, url: str = "", task_store: TaskStore | None = None) -> A2AApp:
+def create_demo_app(*, url: str = "", task_store: Store | None = None) -> A2AApp:
     """The demo agent as an ASGI app."""
     return create_app(demo, demo_card(url), task_store=task_store)
 

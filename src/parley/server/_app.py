@@ -22,7 +22,7 @@ from parley.server._handler import RequestHandler
 from parley.server._retention import DEFAULT_RETENTION, Retention
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
-from parley.stores import TaskStore
+from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ class A2AApp:
         agent: AgentExecutor,
         card: AgentCard,
         *,
-        task_store: TaskStore | None = None,
+        task_store: Store | None = None,
         extended_card: AgentCard | Callable[[CallContext], Awaitable[AgentCard]] | None = None,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         retention: Retention | None = DEFAULT_RETENTION,
@@ -184,7 +184,7 @@ def create_app(
     agent: AgentExecutor,
     card: AgentCard,
     *,
-    task_store: TaskStore | None = None,
+    task_store: Store | None = None,
     extended_card: AgentCard | Callable[[CallContext], Awaitable[AgentCard]] | None = None,
     max_body_size: int = DEFAULT_MAX_BODY_SIZE,
     retention: Retention | None = DEFAULT_RETENTION,

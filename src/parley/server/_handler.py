@@ -35,7 +35,7 @@ from parley.server._ids import new_id
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
 from parley.server._runs import CANCELED, LiveTask, RunSink, TaskRuns, logger
-from parley.stores import MemoryTaskStore, StoredEvent, TaskStore
+from parley.stores import MemoryStore, Store, StoredEvent
 from parley.types import (
     AgentCard,
     DeleteTaskPushNotificationConfigParams,
@@ -69,13 +69,13 @@ class RequestHandler:
         agent: AgentExecutor,
         card: AgentCard,
         *,
-        task_store: TaskStore | None = None,
+        task_store: Store | None = None,
         extended_card: AgentCard | ExtendedCardProvider | None = None,
         retention: Retention | None = DEFAULT_RETENTION,
     ) -> None:
         self.agent = agent
         self.card = card
-        self.task_store: TaskStore = task_store if task_store is not None else MemoryTaskStore()
+        self.task_store: Store = task_store if task_store is not None else MemoryStore()
         self.extended_card = extended_card
         self.runs = TaskRuns(agent, self.task_store)
         self.sent = SentMessages(self.runs)

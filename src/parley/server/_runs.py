@@ -28,7 +28,7 @@ from parley.server._context import RequestContext
 from parley.server._events import EventLog
 from parley.server._ids import now
 from parley.server._recovery import ResumableAgent
-from parley.stores import StoredEvent, TaskStore
+from parley.stores import Store, StoredEvent
 from parley.types import (
     Event,
     Message,
@@ -84,7 +84,7 @@ class RunSink:
 class TaskRuns:
     """The registry of live tasks and the machinery that runs agents on them."""
 
-    def __init__(self, agent: AgentExecutor, store: TaskStore) -> None:
+    def __init__(self, agent: AgentExecutor, store: Store) -> None:
         self.agent = agent
         self.store = store
         self.live: dict[str, LiveTask] = {}

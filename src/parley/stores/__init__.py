@@ -1,19 +1,46 @@
-"""Task stores: where tasks and their event logs live.
+"""Stores: where tasks, their event logs and everything attached to them live.
 
-Sits on ``parley.types`` and ``parley.protocol``; the server's request handler uses a
-store through the small ``TaskStore`` protocol. ``MemoryTaskStore`` is the library
-default; SQL stores (SQLite, PostgreSQL) live in ``parley.stores.sql``.
+Sits on ``parley.types`` and ``parley.protocol``; the server uses a store through the
+small protocols of ``_protocols`` (one per concern: ``TaskStore``, ``EventStore``,
+``SentMessageStore``, ``PushConfigStore``, ``OutboxStore``, ``LeaseStore``; ``Store`` is
+all of them). ``MemoryStore`` is the library default; SQL stores (SQLite, PostgreSQL)
+live in ``parley.stores.sql``.
 """
 
-from parley.stores._memory import MemoryTaskStore
-from parley.stores._open import open_task_store
-from parley.stores._protocols import SentMessage, StoredEvent, TaskSnapshot, TaskStore
+from parley.stores._memory import MemoryStore
+from parley.stores._open import open_store
+from parley.stores._protocols import (
+    Append,
+    EventStore,
+    Lease,
+    LeaseLostError,
+    LeaseStore,
+    OutboxEntry,
+    OutboxStore,
+    PushConfigStore,
+    SentMessage,
+    SentMessageStore,
+    Store,
+    StoredEvent,
+    TaskSnapshot,
+    TaskStore,
+)
 
 __all__ = [
-    "MemoryTaskStore",
+    "Append",
+    "EventStore",
+    "Lease",
+    "LeaseLostError",
+    "LeaseStore",
+    "MemoryStore",
+    "OutboxEntry",
+    "OutboxStore",
+    "PushConfigStore",
     "SentMessage",
+    "SentMessageStore",
+    "Store",
     "StoredEvent",
     "TaskSnapshot",
     "TaskStore",
-    "open_task_store",
+    "open_store",
 ]

@@ -11,6 +11,8 @@ dicts:
 
 - a finished task (terminal state) is one ``bytes``: a small fixed header (sequence,
   last touched, state) followed by the task's wire JSON;
+- the event log of a finished task is one ``bytes`` too: each event's sequence and wire
+  JSON, a line each (kept as long as the task, as the SQL stores keep it);
 - a sent message (for idempotent send) is keyed by one string made of its scope and
   message id, and maps to the task id; a direct reply is its wire JSON; the keys of the
   messages sent to one task are one string.
@@ -29,10 +31,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from pydantic import TypeAdapter
+
 from parley.protocol import ACTIVE_STATES, is_interrupted, is_terminal
-from parley.stores._protocols import SentMessage, StoredEvent, TaskSnapshot, duplicate
+from parley.stores._memory_side import MemorySide
+from parley.stores._protocols import (
+    Append,
+    Lease,
+    LeaseLostError,
+    OutboxEntry,
+    SentMessage,
+    StoredEvent,
+    TaskSnapshot,
+    duplicate,
+    lost,
+)
 from parley.stores._replay import replay
-from parley.types import Message, Task, TaskState, TaskStatusUpdateEvent
+from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
+
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
 
 @dataclass(slots=True)
@@ -62,6 +79,20 @@ def _unpack(finished: bytes) -> tuple[bytes, int, TaskState, float]:
     return finished[_HEADER.size :], sequence, _STATES[state], touched
 
 
+def _pack_events(events: Sequence[StoredEvent]) -> bytes:
+    return b"\n".join(b"%d %s" % (e.sequence, e.event.to_json()) for e in events)
+
+
+def _unpack_events(packed: bytes | None) -> list[StoredEvent]:
+    if not packed:
+        return []
+    unpacked = []
+    for line in packed.split(b"\n"):
+        sequence, _, data = line.partition(b" ")
+        unpacked.append(StoredEvent(int(sequence), _EVENT.validate_json(data)))
+    return unpacked
+
+
 def _key(scope: str, message_id: str) -> str:
     """One string for a scope and message id, told apart whatever characters they hold."""
     return f"{len(scope)}:{scope}{message_id}"
@@ -82,16 +113,20 @@ def _split(keys: str) -> list[str]:
     return split
 
 
-class MemoryTaskStore:
-    """Tasks kept in this process, gone when it exits.
+class MemoryStore(MemorySide):
+    """Tasks kept in this process, gone when it exits: every store protocol.
 
     Snapshots are kept as their wire JSON rather than as model objects: a small task is a
     few hundred bytes that way instead of several kilobytes of Python objects, and every
-    ``get`` hands out a fresh copy that no one else can change. The event log of a task
-    is kept until its terminal snapshot is saved, then dropped.
+    ``get`` hands out a fresh copy that no one else can change. Once a task's terminal
+    snapshot is saved its event log is packed into bytes, and kept as long as the task.
     """
 
     def __init__(self) -> None:
+        super().__init__()
+        self._done_events: dict[str, bytes] = {}
+        """task id -> the packed event log of a finished task (``_pack_events``)."""
+        self._owners: dict[str, str] = {}
         self._tasks: dict[str, _Entry] = {}
         self._done: dict[str, bytes] = {}
         self._sent: dict[str, str] = {}
@@ -107,17 +142,26 @@ class MemoryTaskStore:
         done = self._done.get(task_id)
         if done is not None:
             snapshot, sequence, _, _ = _unpack(done)
-            return TaskSnapshot(Task.model_validate_json(snapshot), sequence)
+            task = Task.model_validate_json(snapshot)
+            return TaskSnapshot(task, sequence, self._owners.get(task_id))
         entry = self._tasks.get(task_id)
         if entry is None:
             return None
-        task = None if entry.snapshot is None else Task.model_validate_json(entry.snapshot)
-        return replay(task, entry.sequence, entry.events)
+        stored = None if entry.snapshot is None else Task.model_validate_json(entry.snapshot)
+        found = replay(stored, entry.sequence, entry.events)
+        owner = self._owners.get(task_id)
+        if found is None or owner is None:
+            return found
+        return TaskSnapshot(found.task, found.sequence, owner)
 
-    async def save(self, task: Task, sequence: int) -> None:
+    async def save(self, task: Task, sequence: int, *, owner: str | None = None) -> None:
+        if owner is not None:
+            self._owners[task.id] = owner
         state = task.status.state
         if is_terminal(state):
-            self._tasks.pop(task.id, None)
+            finished = self._tasks.pop(task.id, None)
+            if finished is not None and finished.events:
+                self._done_events[task.id] = _pack_events(finished.events)
             self._done[task.id] = _finished(task.to_json(), sequence, state, time.time())
             return
         entry = self._entry(task.id)
@@ -133,30 +177,70 @@ class MemoryTaskStore:
             entry = _Entry()
         else:
             snapshot, sequence, state, _ = _unpack(done)
-            entry = _Entry(snapshot, sequence, [], state)
+            events = _unpack_events(self._done_events.pop(task_id, None))
+            entry = _Entry(snapshot, sequence, events, state)
         self._tasks[task_id] = entry
         return entry
 
-    async def append(self, task_id: str, events: Sequence[StoredEvent]) -> None:
-        entry = self._entry(task_id)
-        if events and entry.events and events[0].sequence <= entry.events[-1].sequence:
-            raise ValueError(duplicate(task_id, events))
-        entry.events.extend(events)
-        entry.touched = time.time()
-        for stored in events:
-            event = stored.event
-            if isinstance(event, Task | TaskStatusUpdateEvent):
-                entry.state = event.status.state
+    async def append(
+        self,
+        task_id: str,
+        events: Sequence[StoredEvent],
+        *,
+        outbox: Sequence[OutboxEntry] = (),
+        lease: Lease | None = None,
+    ) -> None:
+        await self.append_many((Append(task_id, events, outbox, lease),))
+
+    async def append_many(self, batch: Sequence[Append]) -> None:
+        # Every check first, then every change: all or nothing, with no await between.
+        for part in batch:
+            self._check_append(part)
+        for part in batch:
+            entry = self._entry(part.task_id)
+            entry.events.extend(part.events)
+            entry.touched = time.time()
+            for stored in part.events:
+                event = stored.event
+                if isinstance(event, Task | TaskStatusUpdateEvent):
+                    entry.state = event.status.state
+            self._enqueue(part.outbox)
+
+    def _check_append(self, part: Append) -> None:
+        if part.lease is not None and not self._holds(part.lease):
+            raise LeaseLostError(lost(part.task_id))
+        events = part.events
+        if not events:
+            return
+        last = self._last(part.task_id)
+        if events[0].sequence <= last:
+            raise ValueError(duplicate(part.task_id, events))
+
+    def _last(self, task_id: str) -> int:
+        entry = self._tasks.get(task_id)
+        if entry is not None:
+            return entry.events[-1].sequence if entry.events else 0
+        packed = self._done_events.get(task_id)
+        if not packed:
+            return 0
+        return int(packed[packed.rfind(b"\n") + 1 :].partition(b" ")[0])
 
     async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
         entry = self._tasks.get(task_id)
-        if entry is None:
-            return []
-        return [stored for stored in entry.events if stored.sequence > after]
+        logged = (
+            entry.events if entry is not None else _unpack_events(self._done_events.get(task_id))
+        )
+        return [stored for stored in logged if stored.sequence > after]
+
+    async def last_sequence(self, task_id: str) -> int:
+        return self._last(task_id)
 
     async def delete(self, task_id: str) -> None:
         self._tasks.pop(task_id, None)
         self._done.pop(task_id, None)
+        self._done_events.pop(task_id, None)
+        self._owners.pop(task_id, None)
+        self._forget_task(task_id)
         keys = self._sent_to.pop(task_id, None)
         for key in _split(keys) if keys else ():
             self._forget(key)
@@ -188,6 +272,9 @@ class MemoryTaskStore:
             self._claimed[key] = time.time()
         return earlier
 
+    async def release_message(self, scope: str, message_id: str) -> None:
+        self._forget(_key(scope, message_id))
+
     async def save_reply(self, scope: str, message_id: str, reply: Message) -> None:
         key = _key(scope, message_id)
         if key in self._sent:
@@ -214,6 +301,9 @@ class MemoryTaskStore:
                 self._forget(key)
                 self._sent_to.pop(task_id, None)
         return len(expired)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
 
     def __len__(self) -> int:
         return len(self._done) + sum(1 for entry in self._tasks.values() if entry.snapshot)

@@ -1,20 +1,20 @@
-"""Pick a task store from a URL: how ``parley serve --db`` and configs name a store."""
+"""Pick a store from a URL: how ``parley serve --db`` and configs name a store."""
 
 from __future__ import annotations
 
-from parley.stores._memory import MemoryTaskStore
-from parley.stores._protocols import TaskStore
+from parley.stores._memory import MemoryStore
+from parley.stores._protocols import Store
 
 MEMORY = "memory"
 
 
-def open_task_store(url: str) -> TaskStore:
-    """``"memory"`` for a ``MemoryTaskStore``; a SQLite or PostgreSQL SQLAlchemy URL
+def open_store(url: str) -> Store:
+    """``"memory"`` for a ``MemoryStore``; a SQLite or PostgreSQL SQLAlchemy URL
     (``sqlite:///parley.db``, ``postgresql://user@host/db``, async drivers or not) for a
-    ``SQLTaskStore``. Raises ``ValueError`` for other URLs and ``ImportError`` naming
+    ``SQLStore``. Raises ``ValueError`` for other URLs and ``ImportError`` naming
     the extra to install when the SQL support is missing."""
     if url == MEMORY:
-        return MemoryTaskStore()
-    from parley.stores.sql import SQLTaskStore
+        return MemoryStore()
+    from parley.stores.sql import SQLStore
 
-    return SQLTaskStore(url)
+    return SQLStore(url)

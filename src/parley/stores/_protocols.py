@@ -1,13 +1,24 @@
-"""The small protocols every task store implements.
+"""The small protocols a store implements, one per concern.
 
-A store keeps three things per task: the *snapshot* (the Task as of some event sequence
-number), the *event log* (every event with its sequence number) and the ids of the
-messages that started or continued it (so a repeated ``message/send`` finds the first).
-The request handler appends each event as it happens and saves the snapshot at
-checkpoints (when a run reaches a terminal or interrupted state, or records the user's
-next message), so the cost per event stays flat however large a task grows; ``get``
-returns the snapshot with the events logged after it folded in, so it is current even
-after a crash between checkpoints.
+A parley store keeps, per task:
+
+- the *task* (``TaskStore``): its snapshot (the Task as of some event sequence number),
+  its state and last activity, and who owns it (the principal that created it);
+- the *event log* (``EventStore``): every event with its sequence number. An event and
+  the push deliveries it causes (``OutboxEntry``) are written in one transaction, and an
+  append may be *fenced* by the writer's lease, so a process that lost a task cannot
+  write into its log;
+- the *sent messages* (``SentMessageStore``): which task each ``messageId`` went to, so
+  a repeated ``message/send`` finds the first;
+- its *push notification configs* (``PushConfigStore``);
+- the *delivery outbox* (``OutboxStore``): push deliveries still to be made;
+- its *lease* (``LeaseStore``): which process works on it, until when.
+
+Everything of a task goes when the task goes (``TaskStore.delete``, retention).
+
+``Store`` is all of them together: a backend implements every concern, because what
+must happen together (an event and its outbox rows, an append and its lease check) is
+one transaction of one database. Code that needs one concern asks for that protocol.
 """
 
 from __future__ import annotations
@@ -17,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from parley.types import Event, Message, Task
+from parley.types import Event, Message, PushNotificationConfig, Task
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +46,8 @@ class TaskSnapshot:
 
     task: Task
     sequence: int
+    owner: str | None = None
+    """The principal the task belongs to (``None``: no one in particular)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,42 +60,125 @@ class SentMessage:
     """The agent's direct reply, when it answered with a Message instead of a task."""
 
 
-class TaskStore(Protocol):
-    """Where tasks, their event logs and the ids of the messages sent to them live.
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """A process's claim on a task: it alone runs the agent and appends events."""
 
-    Implementations must be safe to call concurrently from one event loop. A store may
-    forget the event log of a task once that task's terminal snapshot is saved (the
-    snapshot then is the whole truth); ``events`` then returns what it still has.
-    """
+    task_id: str
+    holder: str
+    """Who holds it: one id per server process."""
+    token: int
+    """Fencing token: grows by one each time the task changes hands."""
+    expires: float
+    """Epoch seconds; after this another process may take the task over."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    """A push delivery an event causes, written with the event, removed once delivered."""
+
+    task_id: str
+    config_id: str
+    """The push config it goes to."""
+    sequence: int
+    """The event it delivers."""
+    payload: str
+    """What to post (wire JSON)."""
+    id: int = 0
+    """Given by the store when the entry is written."""
+    attempts: int = 0
+    due: float = 0.0
+    """Epoch seconds: not before this."""
+
+
+@dataclass(frozen=True, slots=True)
+class Append:
+    """One task's share of a write: events, the outbox rows they cause, the writer's lease."""
+
+    task_id: str
+    events: Sequence[StoredEvent]
+    outbox: Sequence[OutboxEntry] = ()
+    lease: Lease | None = None
+    """When given, the write happens only if this lease still holds the task."""
+
+
+class LeaseLostError(RuntimeError):
+    """An append was fenced: the writer's lease no longer holds the task."""
+
+
+class TaskStore(Protocol):
+    """Tasks: their snapshots, states, owners and retention."""
 
     async def get(self, task_id: str) -> TaskSnapshot | None:
         """The task as of its last stored event (its snapshot with the events logged
         after the snapshot folded in), or ``None`` if the store has no such task."""
         ...
 
-    async def save(self, task: Task, sequence: int) -> None:
-        """Save ``task`` as its snapshot, current as of event ``sequence``."""
-        ...
-
-    async def append(self, task_id: str, events: Sequence[StoredEvent]) -> None:
-        """Append events to the task's log, in order.
-
-        Raises ``ValueError`` (and stores none of ``events``) if a sequence number is
-        already in the log: a logged event is never overwritten."""
-        ...
-
-    async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
-        """The logged events of a task with a sequence number above ``after``, in order."""
+    async def save(self, task: Task, sequence: int, *, owner: str | None = None) -> None:
+        """Save ``task`` as its snapshot, current as of event ``sequence``. ``owner``,
+        when given, is recorded (an owner once recorded is kept when later saves give
+        none)."""
         ...
 
     async def delete(self, task_id: str) -> None:
-        """Forget a task, its events and its sent messages (no error if it is unknown)."""
+        """Forget a task with everything of it: events, sent messages, push configs,
+        outbox entries, lease (no error if it is unknown)."""
         ...
 
     async def active(self) -> list[str]:
         """Ids of the tasks whose last stored state is ``submitted`` or ``working``: the
         tasks an agent was running on, as far as the store knows."""
         ...
+
+    async def expire(self, *, ended_before: datetime, waiting_before: datetime) -> int:
+        """Delete tasks (as ``delete`` does) in a terminal state with no activity since
+        ``ended_before``, and in an interrupted state with no activity since
+        ``waiting_before``; returns how many were deleted. Direct replies recorded
+        before ``ended_before`` go too."""
+        ...
+
+
+class EventStore(Protocol):
+    """Event logs, and the one write path of a task's progress.
+
+    Every write is an ``append_many`` of ``Append`` batches in **one transaction**: the
+    events of each batch, the outbox entries they cause, the check of the writer's
+    lease. A writer that gathers the appends of many tasks (group commit) passes them
+    all in one call; the store rejects the whole call if any part fails.
+    """
+
+    async def append(
+        self,
+        task_id: str,
+        events: Sequence[StoredEvent],
+        *,
+        outbox: Sequence[OutboxEntry] = (),
+        lease: Lease | None = None,
+    ) -> None:
+        """``append_many`` of one ``Append``."""
+        ...
+
+    async def append_many(self, batch: Sequence[Append]) -> None:
+        """Append each batch's events to its task's log, in order, and write its outbox
+        entries, all in one transaction; the task's state and last activity follow.
+
+        Raises ``ValueError`` (and stores nothing) if a sequence number is already in a
+        log: a logged event is never overwritten. Raises ``LeaseLostError`` (and stores
+        nothing) if a batch's ``lease`` no longer holds its task."""
+        ...
+
+    async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
+        """The logged events of a task with a sequence number above ``after``, in order.
+        Logs are kept as long as their task, whatever its state."""
+        ...
+
+    async def last_sequence(self, task_id: str) -> int:
+        """The sequence number of the newest event of a task (0 if it has none)."""
+        ...
+
+
+class SentMessageStore(Protocol):
+    """Which task each message went to, for idempotent send."""
 
     async def find_message(self, scope: str, message_id: str) -> SentMessage | None:
         """What message ``message_id`` sent in ``scope`` (a task or context id) led to,
@@ -94,15 +190,87 @@ class TaskStore(Protocol):
         returns ``None`` when this call recorded it, or what the earlier send recorded."""
         ...
 
+    async def release_message(self, scope: str, message_id: str) -> None:
+        """Forget a claim whose message was refused, so the client may send it again."""
+        ...
+
     async def save_reply(self, scope: str, message_id: str, reply: Message) -> None:
         """Record the agent's direct reply to a claimed message."""
         ...
 
-    async def expire(self, *, ended_before: datetime, waiting_before: datetime) -> int:
-        """Delete tasks (with their events and sent messages) in a terminal state with no
-        activity since ``ended_before``, and in an interrupted state with no activity
-        since ``waiting_before``; returns how many were deleted. Direct replies recorded
-        before ``ended_before`` go too."""
+
+class PushConfigStore(Protocol):
+    """Push notification configs of each task, by config id."""
+
+    async def set_push_config(self, task_id: str, config: PushNotificationConfig) -> None:
+        """Add or replace the config with ``config.id`` (the task's id when it has none)."""
+        ...
+
+    async def get_push_config(
+        self, task_id: str, config_id: str
+    ) -> PushNotificationConfig | None: ...
+
+    async def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
+        """The task's configs, in the order they were first set."""
+        ...
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        """Remove one config; whether there was one."""
+        ...
+
+
+class OutboxStore(Protocol):
+    """Push deliveries still to be made (written by ``EventStore.append``)."""
+
+    async def outbox_due(self, now: float, limit: int = 100) -> list[OutboxEntry]:
+        """Entries due at ``now``, oldest first (by task, then sequence)."""
+        ...
+
+    async def outbox_done(self, entry_id: int) -> None:
+        """Remove a delivered (or given up) entry."""
+        ...
+
+    async def outbox_retry(self, entry_id: int, due: float) -> None:
+        """Count one more attempt and try again at ``due``."""
+        ...
+
+
+class LeaseStore(Protocol):
+    """Which process works on which task, with an expiry the holder keeps pushing back.
+
+    Times are epoch seconds of the caller's clock: processes sharing a database need
+    clocks in step to well under the lease time.
+    """
+
+    async def acquire_lease(self, task_id: str, holder: str, ttl: float) -> Lease | None:
+        """Take the task for ``holder`` for ``ttl`` seconds: a new lease (a larger token)
+        when no lease holds it or the one that did has expired, the same lease renewed
+        when ``holder`` already holds it, ``None`` when another live lease does."""
+        ...
+
+    async def renew_leases(self, holder: str, ttl: float) -> set[str]:
+        """Push back the expiry of every lease ``holder`` holds that has not expired
+        (the heartbeat); returns the task ids it still holds."""
+        ...
+
+    async def release_lease(self, lease: Lease) -> None:
+        """Give the task up (no error if the lease was lost already)."""
+        ...
+
+    async def get_lease(self, task_id: str) -> Lease | None:
+        """The task's lease, expired or not; ``None`` if it has none."""
+        ...
+
+
+class Store(
+    TaskStore, EventStore, SentMessageStore, PushConfigStore, OutboxStore, LeaseStore, Protocol
+):
+    """Every concern of one backend together: what a server is built with.
+
+    Implementations must be safe to call concurrently from one event loop."""
+
+    async def aclose(self) -> None:
+        """Release connections (no-op for stores that hold none)."""
         ...
 
 
@@ -110,3 +278,8 @@ def duplicate(task_id: str, events: Sequence[StoredEvent]) -> str:
     """The message of the ``ValueError`` for events whose sequence is already logged."""
     numbers = ", ".join(str(stored.sequence) for stored in events)
     return f"task {task_id} already has an event numbered {numbers} in its log"
+
+
+def lost(task_id: str) -> str:
+    """The message of ``LeaseLostError``."""
+    return f"this process no longer holds task {task_id}: another one took it over"

@@ -5,11 +5,14 @@ only) and the small columns every event keeps current (state, time of last activ
 so an event costs one insert and one narrow update, never a rewrite of the growing
 snapshot. ``parley_events`` is the event log; ``parley_sent_messages`` maps
 ``(scope, messageId)`` to the task the message went to, for idempotent send.
+``parley_push_configs``, ``parley_outbox`` and ``parley_leases`` hold each task's push
+configs, the push deliveries still to make, and which process holds the task (a lease
+row stays, expired, after release, so the fencing token only ever grows).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Column, Double, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import BigInteger, Column, Double, Index, Integer, MetaData, String, Table, Text
 
 metadata = MetaData()
 
@@ -22,6 +25,8 @@ tasks = Table(
     Column("snapshot", Text, nullable=True),
     Column("snapshot_sequence", Integer, nullable=False, server_default="0"),
     Column("touched", Double, nullable=False),
+    Column("owner", String, nullable=True),
+    Column("tenant", String, nullable=True),
     Index("ix_parley_tasks_state_touched", "state", "touched"),
 )
 
@@ -42,4 +47,39 @@ sent_messages = Table(
     Column("reply", Text, nullable=True),
     Column("created", Double, nullable=False),
     Index("ix_parley_sent_messages_task_id", "task_id"),
+)
+
+push_configs = Table(
+    "parley_push_configs",
+    metadata,
+    Column("task_id", String, primary_key=True),
+    Column("config_id", String, primary_key=True),
+    Column("config", Text, nullable=False),
+    Column("created", Double, nullable=False),
+)
+
+outbox = Table(
+    "parley_outbox",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("task_id", String, nullable=False),
+    Column("config_id", String, nullable=False),
+    Column("sequence", Integer, nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("due", Double, nullable=False),
+    Index("ix_parley_outbox_due", "due"),
+    Index("ix_parley_outbox_task_id", "task_id"),
+)
+
+leases = Table(
+    "parley_leases",
+    metadata,
+    Column("task_id", String, primary_key=True),
+    Column("holder", String, nullable=False),
+    Column("token", BigInteger, nullable=False),
+    Column("expires", Double, nullable=False),
+    Index("ix_parley_leases_holder", "holder"),
 )

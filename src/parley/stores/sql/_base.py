@@ -1,0 +1,88 @@
+"""The engine a SQL store runs on: URL, driver, SQLite pragmas, schema on first use."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from sqlalchemy import Table, event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from parley.stores.sql._extras import require
+from parley.stores.sql._migrations import check, upgrade
+
+_DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
+_EXTRAS = {"aiosqlite": "sql", "asyncpg": "postgresql"}
+
+
+def database_url(url: str) -> str:
+    """``url`` with the async driver parley uses: ``sqlite:///x.db`` becomes
+    ``sqlite+aiosqlite:///x.db``, ``postgresql://...`` (or ``postgres://``) becomes
+    ``postgresql+asyncpg://...``. Raises ``ValueError`` for anything else."""
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url.removeprefix("postgres://")
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend not in _DRIVERS:
+        raise ValueError(f"parley stores tasks in SQLite or PostgreSQL, not {backend!r}")
+    driver = _DRIVERS[backend]
+    if parsed.drivername not in (backend, driver):
+        raise ValueError(f"use the driver {driver!r} for {backend}, not {parsed.drivername!r}")
+    return parsed.set(drivername=driver).render_as_string(hide_password=False)
+
+
+def _engine(url: str) -> AsyncEngine:
+    url = database_url(url)
+    driver = make_url(url).get_driver_name()
+    require(driver, extra=_EXTRAS[driver])
+    if driver != "aiosqlite":
+        return create_async_engine(url, pool_pre_ping=True)
+    engine = create_async_engine(url, connect_args={"timeout": 30})
+    event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(connection: Any, record: Any) -> None:
+    # WAL: readers never wait for the writer; synchronous=NORMAL survives a process
+    # crash (only an OS crash or power loss can lose the last transactions).
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def insert(connection: AsyncConnection, table: Table) -> Any:
+    """The dialect's INSERT for ``table``, with its ``ON CONFLICT`` clauses."""
+    dialect: Any = postgresql if connection.dialect.name == "postgresql" else sqlite
+    return dialect.insert(table)
+
+
+class SQLBase:
+    """The engine, and the schema check or upgrade on first use."""
+
+    def __init__(self, database: str | AsyncEngine, *, migrate: bool = True) -> None:
+        owns = not isinstance(database, AsyncEngine)
+        self.engine = _engine(database) if isinstance(database, str) else database
+        self._owns_engine = owns
+        self._migrate = migrate
+        self._ready = False
+        self._ready_lock = asyncio.Lock()
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    async def _connect(self) -> AsyncEngine:
+        if not self._ready:
+            async with self._ready_lock:
+                if not self._ready:
+                    await (upgrade(self.engine) if self._migrate else check(self.engine))
+                    self._ready = True
+        return self.engine
+
+    async def aclose(self) -> None:
+        """Close the connections (and the engine, when the store made it)."""
+        if self._owns_engine:
+            await self.engine.dispose()

@@ -1,0 +1,168 @@
+"""The SQL store's push configs, delivery outbox and leases."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from sqlalchemy import case, delete, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from parley.stores._protocols import Lease, OutboxEntry
+from parley.stores.sql._base import SQLBase, insert
+from parley.stores.sql._schema import leases, outbox, push_configs
+from parley.types import PushNotificationConfig
+
+
+class SQLSide(SQLBase):
+    """Push configs, outbox and leases, for ``SQLStore`` to inherit."""
+
+    # -- push configs ----------------------------------------------------------------
+
+    async def set_push_config(self, task_id: str, config: PushNotificationConfig) -> None:
+        engine = await self._connect()
+        config_id = config.id or task_id
+        async with engine.begin() as connection:
+            upsert = insert(connection, push_configs).values(
+                task_id=task_id,
+                config_id=config_id,
+                config=config.to_json().decode(),
+                created=time.time(),
+            )
+            await connection.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=[push_configs.c.task_id, push_configs.c.config_id],
+                    set_={"config": upsert.excluded.config},
+                )
+            )
+
+    async def get_push_config(self, task_id: str, config_id: str) -> PushNotificationConfig | None:
+        engine = await self._connect()
+        query = select(push_configs.c.config).where(
+            push_configs.c.task_id == task_id, push_configs.c.config_id == config_id
+        )
+        async with engine.connect() as connection:
+            found = (await connection.execute(query)).scalar()
+        return None if found is None else PushNotificationConfig.model_validate_json(found)
+
+    async def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
+        engine = await self._connect()
+        query = (
+            select(push_configs.c.config)
+            .where(push_configs.c.task_id == task_id)
+            .order_by(push_configs.c.created, push_configs.c.config_id)
+        )
+        async with engine.connect() as connection:
+            rows = (await connection.execute(query)).scalars()
+            return [PushNotificationConfig.model_validate_json(row) for row in rows]
+
+    async def delete_push_config(self, task_id: str, config_id: str) -> bool:
+        engine = await self._connect()
+        async with engine.begin() as connection:
+            result = await connection.execute(
+                delete(push_configs).where(
+                    push_configs.c.task_id == task_id, push_configs.c.config_id == config_id
+                )
+            )
+        return bool(result.rowcount)
+
+    # -- outbox ----------------------------------------------------------------------
+
+    async def outbox_due(self, now: float, limit: int = 100) -> list[OutboxEntry]:
+        engine = await self._connect()
+        query = select(outbox).where(outbox.c.due <= now).order_by(outbox.c.id).limit(limit)
+        async with engine.connect() as connection:
+            rows = await connection.execute(query)
+            return [
+                OutboxEntry(
+                    row.task_id,
+                    row.config_id,
+                    row.sequence,
+                    row.payload,
+                    row.id,
+                    row.attempts,
+                    row.due,
+                )
+                for row in rows
+            ]
+
+    async def outbox_done(self, entry_id: int) -> None:
+        engine = await self._connect()
+        async with engine.begin() as connection:
+            await connection.execute(delete(outbox).where(outbox.c.id == entry_id))
+
+    async def outbox_retry(self, entry_id: int, due: float) -> None:
+        engine = await self._connect()
+        async with engine.begin() as connection:
+            await connection.execute(
+                update(outbox)
+                .where(outbox.c.id == entry_id)
+                .values(attempts=outbox.c.attempts + 1, due=due)
+            )
+
+    # -- leases ----------------------------------------------------------------------
+
+    async def acquire_lease(self, task_id: str, holder: str, ttl: float) -> Lease | None:
+        engine = await self._connect()
+        now = time.time()
+        async with engine.begin() as connection:
+            take = insert(connection, leases).values(
+                task_id=task_id, holder=holder, token=1, expires=now + ttl
+            )
+            mine = (leases.c.holder == take.excluded.holder) & (leases.c.expires > now)
+            take = take.on_conflict_do_update(
+                index_elements=[leases.c.task_id],
+                set_={
+                    "holder": take.excluded.holder,
+                    "token": case((mine, leases.c.token), else_=leases.c.token + 1),
+                    "expires": take.excluded.expires,
+                },
+                where=(leases.c.expires <= now) | (leases.c.holder == take.excluded.holder),
+            ).returning(leases.c.token, leases.c.expires)
+            row = (await connection.execute(take)).first()
+        return None if row is None else Lease(task_id, holder, row.token, row.expires)
+
+    async def renew_leases(self, holder: str, ttl: float) -> set[str]:
+        engine = await self._connect()
+        now = time.time()
+        async with engine.begin() as connection:
+            rows = await connection.execute(
+                update(leases)
+                .where(leases.c.holder == holder, leases.c.expires > now)
+                .values(expires=now + ttl)
+                .returning(leases.c.task_id)
+            )
+            return {task_id for (task_id,) in rows}
+
+    async def release_lease(self, lease: Lease) -> None:
+        engine = await self._connect()
+        async with engine.begin() as connection:
+            await connection.execute(
+                update(leases)
+                .where(leases.c.task_id == lease.task_id, leases.c.token == lease.token)
+                .values(expires=0.0)
+            )
+
+    async def get_lease(self, task_id: str) -> Lease | None:
+        engine = await self._connect()
+        query = select(leases).where(leases.c.task_id == task_id)
+        async with engine.connect() as connection:
+            row = (await connection.execute(query)).first()
+        return None if row is None else Lease(task_id, row.holder, row.token, row.expires)
+
+
+async def fenced(connection: AsyncConnection, held: Sequence[Lease]) -> str | None:
+    """The id of the first task whose lease in ``held`` no longer holds it, or ``None``;
+    locks the lease rows (PostgreSQL) so none changes hands before the transaction ends."""
+    if not held:
+        return None
+    query = select(leases.c.task_id, leases.c.token).where(
+        leases.c.task_id.in_([lease.task_id for lease in held])
+    )
+    if connection.dialect.name == "postgresql":
+        query = query.with_for_update(read=True)
+    tokens = {task_id: token for task_id, token in await connection.execute(query)}
+    for lease in held:
+        if tokens.get(lease.task_id) != lease.token:
+            return lease.task_id
+    return None
