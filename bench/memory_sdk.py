@@ -1,4 +1,4 @@
-"""Memory per stored task in a2a-sdk's InMemoryStore, measured in process.
+"""Memory per stored task in a2a-sdk's InMemoryTaskStore, measured in process.
 
 Runs in the interop venv. Sends N echo messages through ``DefaultRequestHandler``
 (``on_message_send``, the path its JSON-RPC app calls), then reports the traced-memory

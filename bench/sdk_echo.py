@@ -2,7 +2,7 @@
 
 Runs in the interop venv (``.interop/venv``): an ``AgentExecutor`` that completes a task
 with the text as its artifact (or streams 10 chunks for ``stream``), served by
-``DefaultRequestHandler`` + ``InMemoryStore`` + ``A2AStarletteApplication``.
+``DefaultRequestHandler`` + ``InMemoryTaskStore`` + ``A2AStarletteApplication``.
 Serve with ``uvicorn sdk_echo:app`` from ``bench/``.
 """
 
@@ -12,7 +12,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.apps import A2AStarletteApplication
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import InMemoryStore, TaskUpdater
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import AgentCapabilities, AgentCard, AgentSkill, Part, TextPart
 from a2a.utils import new_task
 
@@ -53,6 +53,6 @@ card = AgentCard(
     default_output_modes=["text/plain"],
     skills=[AgentSkill(id="echo", name="Echo", description="Echoes text.", tags=["echo"])],
 )
-store = InMemoryStore()
+store = InMemoryTaskStore()
 handler = DefaultRequestHandler(agent_executor=EchoAgentExecutor(), task_store=store)
 app = A2AStarletteApplication(agent_card=card, http_handler=handler).build()

@@ -2,7 +2,7 @@
 """An agent written with the official a2a-sdk, in its documented style, for the interop suite.
 
 Runs in the interop venv: an ``AgentExecutor`` served by ``DefaultRequestHandler`` with
-``InMemoryStore``, behind ``A2AStarletteApplication`` (JSON-RPC),
+``InMemoryTaskStore``, behind ``A2AStarletteApplication`` (JSON-RPC),
 ``A2ARESTFastAPIApplication`` (HTTP+JSON) or a grpc.aio server (gRPC; the card is then
 served over HTTP on ``--port`` and gRPC listens on ``--grpc-port``). It understands the
 same first words as parley's interop agent (``tests/interop/agents.py``).
@@ -22,7 +22,7 @@ import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandler
-from a2a.server.tasks import InMemoryStore, TaskUpdater
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
 from a2a.types import (
     AgentCapabilities,
     AgentCard,
@@ -128,7 +128,7 @@ def main() -> None:
     options = parser.parse_args()
     base = f"http://127.0.0.1:{options.port}"
     handler = DefaultRequestHandler(
-        agent_executor=InteropAgentExecutor(), task_store=InMemoryStore()
+        agent_executor=InteropAgentExecutor(), task_store=InMemoryTaskStore()
     )
     if options.binding == "GRPC":
         asyncio.run(serve_grpc(options, handler))
