@@ -68,6 +68,8 @@ def test_server_public_names() -> None:
             "RequestHandler",
             "ResumableAgent",
             "Retention",
+            "SigningKey",
+            "SigningKeys",
             "TaskUpdater",
             "agent",
             "create_app",

@@ -19,6 +19,8 @@ from parley.client._errors import (
 )
 from parley.client._factory import ClientConfig, ClientFactory, connect, in_memory_http_client
 from parley.client._interceptors import BearerAuth, ClientCall, ClientInterceptor, ExtensionsHeader
+from parley.client._jwks import AgentKeys, KeyNotFoundError
+from parley.client._receiver import PushNotification, PushReceiver
 from parley.client._results import decode_result, decode_result_json
 from parley.client._selection import FallbackTransport, candidate_interfaces, transport_name
 from parley.client._text import text_of
@@ -37,6 +39,7 @@ from parley.client.transports import JSONRPCTransport, StreamingASGITransport
 
 __all__ = [
     "APIKeyAuth",
+    "AgentKeys",
     "AgentUnreachableError",
     "BearerAuth",
     "CardError",
@@ -53,7 +56,10 @@ __all__ = [
     "ExtensionsHeader",
     "FallbackTransport",
     "JSONRPCTransport",
+    "KeyNotFoundError",
     "NotAnAgentError",
+    "PushNotification",
+    "PushReceiver",
     "StaticCredentials",
     "StreamInterruptedError",
     "StreamItem",

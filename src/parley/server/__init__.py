@@ -21,6 +21,7 @@ from parley.server._events import EventLog
 from parley.server._gc import tune_gc
 from parley.server._handler import EventStream, RequestHandler
 from parley.server._ids import new_id
+from parley.server._keys import SigningKey, SigningKeys
 from parley.server._recovery import ResumableAgent
 from parley.server._retention import Retention
 from parley.server._simple import (
@@ -50,6 +51,8 @@ __all__ = [
     "RequestHandler",
     "ResumableAgent",
     "Retention",
+    "SigningKey",
+    "SigningKeys",
     "TaskUpdater",
     "agent",
     "create_app",

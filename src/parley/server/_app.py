@@ -19,6 +19,7 @@ from parley.server._agent import AgentExecutor
 from parley.server._card import CardPublisher, binding_path, check_card, resolve_target
 from parley.server._context import CallContext
 from parley.server._handler import RequestHandler
+from parley.server._keys import SigningKeys
 from parley.server._retention import DEFAULT_RETENTION, Retention
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 OLD_AGENT_CARD_PATH = "/.well-known/agent.json"
+JWKS_PATH = "/.well-known/jwks.json"
 
 
 class A2AApp:
@@ -37,7 +39,9 @@ class A2AApp:
 
     Serves the card at ``/.well-known/agent-card.json`` (and the older
     ``/.well-known/agent.json``), the JSON-RPC binding at the path of the card's ``url``
-    (``/`` when the url is left empty for parley to fill), and ``/health``. The card is
+    (``/`` when the url is left empty for parley to fill), the public keys of
+    ``signing_keys`` at ``/.well-known/jwks.json`` (a fresh key when none is given: see
+    ``SigningKeys``), and ``/health``. The card is
     checked here, so a card that promises what the server does not do fails at startup
     with ``CardError`` naming the field.
 
@@ -64,8 +68,10 @@ class A2AApp:
         rest_path: str | None = None,
         grpc: GRPCOptions | None = None,
         tune_gc: bool = True,
+        signing_keys: SigningKeys | None = None,
     ) -> None:
         self.tune_gc = tune_gc
+        self.signing_keys = signing_keys if signing_keys is not None else SigningKeys.generate()
         self.handler = RequestHandler(
             agent,
             card,
@@ -99,6 +105,7 @@ class A2AApp:
             routes=[
                 Route(AGENT_CARD_PATH, self._card, methods=["GET"]),
                 Route(OLD_AGENT_CARD_PATH, self._card, methods=["GET"]),
+                Route(JWKS_PATH, self._jwks, methods=["GET"]),
                 Route("/health", self._health, methods=["GET"]),
             ],
             lifespan=self._lifespan,
@@ -156,6 +163,13 @@ class A2AApp:
     async def _card(self, request: Request) -> Response:
         return Response(self.card.render(request.scope), media_type="application/json")
 
+    async def _jwks(self, request: Request) -> Response:
+        return Response(
+            self.signing_keys.jwks_json,
+            media_type="application/jwk-set+json",
+            headers={"Cache-Control": "public, max-age=300"},
+        )
+
     async def _health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
@@ -191,11 +205,13 @@ def create_app(
     rest: bool | None = None,
     grpc: GRPCOptions | None = None,
     tune_gc: bool = True,
+    signing_keys: SigningKeys | None = None,
 ) -> A2AApp:
     """The ASGI app serving ``agent`` described by ``card`` (see ``A2AApp``).
 
     ``retention`` says how long finished and waiting tasks are kept (a week by default;
-    ``None`` keeps them forever). ``rest``, ``grpc`` and ``tune_gc``: see ``A2AApp``."""
+    ``None`` keeps them forever). ``rest``, ``grpc``, ``tune_gc`` and ``signing_keys``: see
+    ``A2AApp``."""
     return A2AApp(
         agent,
         card,
@@ -206,4 +222,5 @@ def create_app(
         rest=rest,
         grpc=grpc,
         tune_gc=tune_gc,
+        signing_keys=signing_keys,
     )
