@@ -8,6 +8,7 @@ import parley.client
 def test_public_names() -> None:
     assert sorted(parley.client.__all__) == [
         "APIKeyAuth",
+        "AgentKeys",
         "AgentUnreachableError",
         "BearerAuth",
         "CardError",
@@ -24,7 +25,10 @@ def test_public_names() -> None:
         "ExtensionsHeader",
         "FallbackTransport",
         "JSONRPCTransport",
+        "KeyNotFoundError",
         "NotAnAgentError",
+        "PushNotification",
+        "PushReceiver",
         "StaticCredentials",
         "StreamInterruptedError",
         "StreamItem",

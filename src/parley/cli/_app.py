@@ -6,6 +6,7 @@ import typer
 
 from parley.cli._chat import chat
 from parley.cli._db import db_app
+from parley.cli._listen import listen
 from parley.cli._serve import serve
 from parley.cli._talk import cancel, card, get, resubscribe, send
 
@@ -23,6 +24,7 @@ app.command()(get)
 app.command()(cancel)
 app.command()(resubscribe)
 app.command()(chat)
+app.command()(listen)
 app.add_typer(db_app)
 
 

@@ -38,7 +38,17 @@ from parley.cli._render import (
 )
 from parley.client import TaskTracker, card_warnings, fetch_card
 from parley.protocol import TERMINAL_STATES
-from parley.types import DataPart, Event, FilePart, FileWithBytes, Part, Task, TaskState, TextPart
+from parley.types import (
+    DataPart,
+    Event,
+    FilePart,
+    FileWithBytes,
+    Part,
+    PushNotificationConfig,
+    Task,
+    TaskState,
+    TextPart,
+)
 
 _UNSUCCESSFUL = TERMINAL_STATES - {TaskState.completed}
 SaveOption = Annotated[
@@ -75,6 +85,14 @@ def send(
         bool, typer.Option("--no-wait", help="Return at once; the task goes on.")
     ] = False,
     save_dir: SaveOption = Path("."),
+    push_url: Annotated[
+        str | None,
+        typer.Option("--push-url", help="Have the agent POST task updates here (see listen)."),
+    ] = None,
+    push_token: Annotated[
+        str | None,
+        typer.Option("--push-token", help="Token the agent sends with each push notification."),
+    ] = None,
     transport: TransportOption = None,
     json_output: JsonOption = False,
     bearer: BearerOption = None,
@@ -84,14 +102,21 @@ def send(
     """Send a message; print the reply (exit 1 if the task fails)."""
     parts = message_parts(text, file or [], data)
     connection = Connection(url, transport, bearer, api_key, header)
+    push = None if push_url is None else PushNotificationConfig(url=push_url, token=push_token)
 
     async def action() -> TaskState | None:
         async with connection.open() as client:
             if stream:
-                events = client.stream_message(parts, context_id=context, task_id=task)
+                events = client.stream_message(
+                    parts, context_id=context, task_id=task, push_notification_config=push
+                )
                 return await follow(events, json_output, save_dir)
             result = await client.send_message(
-                parts, context_id=context, task_id=task, blocking=not no_wait
+                parts,
+                context_id=context,
+                task_id=task,
+                blocking=not no_wait,
+                push_notification_config=push,
             )
             if json_output:
                 print_json(result)

@@ -125,12 +125,16 @@ class Client:
         accepted_output_modes: list[str] | None = None,
         metadata: dict[str, Any] | None = None,
         context: ClientCallContext | None = None,
+        push_notification_config: PushNotificationConfig | None = None,
     ) -> AsyncGenerator[Event, None]:
         """``message/stream`` (spec 7.2): the events of the run, until it ends.
 
         A broken stream is resumed (see ``stream``). Raises ``A2AError`` subclasses.
         """
-        configuration = MessageSendConfiguration(accepted_output_modes=accepted_output_modes)
+        configuration = MessageSendConfiguration(
+            accepted_output_modes=accepted_output_modes,
+            push_notification_config=push_notification_config,
+        )
         params = send_params(message, context_id, task_id, metadata, configuration)
         async with _closing(self.stream(BY_NAME["stream_message"], params, context)) as items:
             async for item in items:
