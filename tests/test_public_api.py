@@ -22,6 +22,7 @@ def test_protocol_public_names() -> None:
             "AuthenticatedExtendedCardNotConfiguredError",
             "Capability",
             "ContentTypeNotSupportedError",
+            "ConversionError",
             "InternalError",
             "InvalidAgentResponseError",
             "InvalidParamsError",

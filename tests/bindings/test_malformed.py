@@ -11,7 +11,7 @@ import grpc
 import httpx
 import pytest
 
-from parley.server.bindings._grpc import ERROR_METADATA
+from parley.protocol.protobuf import ERROR_METADATA
 from tests.bindings.conftest import Served
 
 

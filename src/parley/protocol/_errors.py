@@ -31,6 +31,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
+from pydantic_core import to_json
 
 from parley.types import JSONRPCError
 
@@ -54,6 +55,15 @@ class A2AError(Exception):
     def to_jsonrpc(self) -> JSONRPCError:
         """This error as the JSON-RPC ``error`` member."""
         return JSONRPCError(code=self.code, message=self.message, data=self.data)
+
+    def body(self) -> bytes:
+        """The one JSON body of an error on every binding: ``code``, ``message`` and
+        ``data`` when there is any (the JSON-RPC ``error`` member, the HTTP+JSON error
+        body, the gRPC ``a2a-error-bin`` trailer)."""
+        body: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            body["data"] = self.data
+        return to_json(body)
 
     @classmethod
     def from_code(cls, code: int, message: str | None = None, data: Any = None) -> A2AError:
@@ -187,6 +197,13 @@ class PermissionDeniedError(A2AError):
     http_status = 403
     grpc_status = "PERMISSION_DENIED"
     default_message = "Permission denied"
+
+
+class ConversionError(ValueError):
+    """A protobuf message that does not map onto parley's types (a required field
+    missing, a resource name of the wrong shape). Not an A2A error itself: the server
+    answers it with ``InvalidParamsError``, the client with ``InvalidAgentResponseError``.
+    """
 
 
 ERROR_CLASSES: tuple[type[A2AError], ...] = (

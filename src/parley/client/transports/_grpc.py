@@ -30,14 +30,19 @@ from parley.client._errors import (
 from parley.client._transport import ClientCallContext, StreamItem, Timeouts
 from parley.client.transports._http import StreamPosition
 from parley.protocol import ERROR_CLASSES, A2AError, InvalidAgentResponseError, Operation
-from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, load_grpc
+from parley.protocol.protobuf import (
+    ERROR_METADATA,
+    FIRST_EVENT_METADATA,
+    LAST_EVENT_METADATA,
+    PROTO_OPERATIONS,
+    SERVICE,
+    ConversionError,
+    load_grpc,
+)
 from parley.types import A2AModel
 
 grpc = load_grpc()
 
-SERVICE = "a2a.v1.A2AService"
-ERROR_METADATA = "a2a-error-bin"
-FIRST_EVENT_METADATA = "a2a-first-event-id"
 _BY_NAME = {error.__name__: error for error in ERROR_CLASSES}
 _LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
 
@@ -167,7 +172,7 @@ def _metadata(context: ClientCallContext) -> tuple[tuple[str, str], ...]:
     if context.extensions:
         metadata.append(("x-a2a-extensions", ", ".join(sorted(context.extensions))))
     if context.last_event_id is not None:
-        metadata.append(("last-event-id", str(context.last_event_id)))
+        metadata.append((LAST_EVENT_METADATA, str(context.last_event_id)))
     return tuple(metadata)
 
 

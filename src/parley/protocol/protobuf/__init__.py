@@ -10,8 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from parley.protocol._errors import ConversionError
 from parley.protocol.protobuf._card import card_from_proto, card_to_proto
-from parley.protocol.protobuf._core import ConversionError
+from parley.protocol.protobuf._grpc import (
+    ERROR_METADATA,
+    FIRST_EVENT_METADATA,
+    LAST_EVENT_METADATA,
+    SERVICE,
+)
 from parley.protocol.protobuf._load import json_format, load_grpc, pb
 from parley.protocol.protobuf._operations import (
     PROTO_OPERATIONS,
@@ -44,7 +50,11 @@ def from_json(data: bytes | str | dict[str, Any], message_class: Any) -> Any:
 
 
 __all__ = [
+    "ERROR_METADATA",
+    "FIRST_EVENT_METADATA",
+    "LAST_EVENT_METADATA",
     "PROTO_OPERATIONS",
+    "SERVICE",
     "ConversionError",
     "ProtoOperation",
     "card_from_proto",

@@ -21,6 +21,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from parley.protocol._errors import ConversionError
 from parley.protocol.protobuf._load import pb, struct_pb2
 from parley.types import (
     Artifact,
@@ -41,11 +42,6 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-
-
-class ConversionError(ValueError):
-    """A protobuf message that has no parley equivalent (a missing oneof, a bad name)."""
-
 
 _MAX_EXACT_INT = 2**53
 

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from parley.protocol._errors import ConversionError
 from parley.protocol._operations import OPERATIONS
 from parley.protocol.protobuf._card import card_from_proto, card_to_proto
 from parley.protocol.protobuf._core import (
-    ConversionError,
     artifact_update_from_proto,
     artifact_update_to_proto,
     config_name,

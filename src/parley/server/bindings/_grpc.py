@@ -23,27 +23,20 @@ from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from google.protobuf.message import DecodeError
-from pydantic import ValidationError
-from pydantic_core import to_json
 
-from parley.protocol import (
-    OPERATIONS,
-    A2AError,
-    InternalError,
-    InvalidParamsError,
-    JSONParseError,
-    Operation,
+from parley.protocol import OPERATIONS, A2AError, JSONParseError, Operation
+from parley.protocol.protobuf import (
+    ERROR_METADATA,
+    FIRST_EVENT_METADATA,
+    PROTO_OPERATIONS,
+    SERVICE,
+    load_grpc,
 )
-from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, load_grpc
 from parley.server._context import CallContext
 from parley.server._handler import RequestHandler
-from parley.server.bindings._http import logger
+from parley.server.bindings._errors import as_a2a_error
 
 grpc = load_grpc()
-
-SERVICE = "a2a.v1.A2AService"
-ERROR_METADATA = "a2a-error-bin"
-FIRST_EVENT_METADATA = "a2a-first-event-id"
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,13 +56,6 @@ class GRPCOptions:
     @property
     def tls(self) -> bool:
         return self.certificate_chain is not None and self.private_key is not None
-
-
-def error_metadata(error: A2AError) -> tuple[tuple[str, bytes], ...]:
-    body: dict[str, Any] = {"code": error.code, "message": error.message}
-    if error.data is not None:
-        body["data"] = error.data
-    return ((ERROR_METADATA, to_json(body)),)
 
 
 class GRPCBinding:
@@ -174,7 +160,7 @@ async def abort(context: Any, error: A2AError) -> NoReturn:
     await context.abort(
         getattr(grpc.StatusCode, error.grpc_status),
         f"{type(error).__name__}: {error.message}",
-        trailing_metadata=error_metadata(error),
+        trailing_metadata=((ERROR_METADATA, error.body()),),
     )
     raise AssertionError("grpc.aio context.abort returned")  # pragma: no cover
 
@@ -187,17 +173,6 @@ def call_context(context: Any) -> CallContext:
         if isinstance(value, str)
     }
     return CallContext.from_headers(headers)
-
-
-def as_a2a_error(error: Exception) -> A2AError:
-    if isinstance(error, A2AError):
-        return error
-    if isinstance(error, ValidationError):
-        return InvalidParamsError.from_validation("this request", error)
-    if isinstance(error, ConversionError):
-        return InvalidParamsError(f"Invalid request: {error}")
-    logger.exception("unexpected error while handling a gRPC request", exc_info=error)
-    return InternalError("The server met an unexpected error; it has been logged")
 
 
 async def start_server(binding: GRPCBinding, options: GRPCOptions) -> tuple[Any, int]:

@@ -6,7 +6,6 @@ answers with one pre-encoded byte string, and allocates nothing it does not need
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Callable, Iterable
 
 import anyio
@@ -15,9 +14,6 @@ from starlette.types import Receive, Scope, Send
 from parley.server._card import request_base
 from parley.server._context import CallContext
 from parley.types import Event
-
-logger = logging.getLogger("parley.server")
-
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
 SSE_HEADERS = [

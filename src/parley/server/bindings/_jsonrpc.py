@@ -24,7 +24,6 @@ from starlette.types import Receive, Scope, Send
 from parley.protocol import (
     BY_JSONRPC_METHOD,
     A2AError,
-    InternalError,
     InvalidParamsError,
     InvalidRequestError,
     JSONParseError,
@@ -32,12 +31,12 @@ from parley.protocol import (
     Operation,
 )
 from parley.server._handler import RequestHandler
+from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
     BodyTooLarge,
     ClientGone,
     call_context,
-    logger,
     read_body,
     send_body,
     send_sse_error,
@@ -56,10 +55,7 @@ def success(request_id: Any, result: Any) -> bytes:
 
 def failure(request_id: Any, error: A2AError) -> bytes:
     """A JSON-RPC error response, as bytes."""
-    body: dict[str, Any] = {"code": error.code, "message": error.message}
-    if error.data is not None:
-        body["data"] = error.data
-    return b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (to_json(request_id), to_json(body))
+    return b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (to_json(request_id), error.body())
 
 
 def encode_result(result: Any) -> bytes:
@@ -108,7 +104,7 @@ class JSONRPCBinding:
         try:
             result = await method(request.params, call)
         except Exception as error:
-            await _fail(send, operation, failure(request.id, _as_a2a_error(error)))
+            await _fail(send, operation, failure(request.id, as_a2a_error(error)))
             return
         if operation.streaming:
             request_id = request.id
@@ -117,7 +113,7 @@ class JSONRPCBinding:
                 return success(request_id, event)
 
             def encode_error(problem: Exception) -> bytes:
-                return failure(request_id, _as_a2a_error(problem))
+                return failure(request_id, as_a2a_error(problem))
 
             await stream_sse(receive, send, result, encode, encode_error)
         else:
@@ -130,13 +126,6 @@ async def _fail(send: Send, operation: Operation | None, error_response: bytes) 
         await send_sse_error(send, error_response)
     else:
         await send_body(send, 200, error_response)
-
-
-def _as_a2a_error(error: Exception) -> A2AError:
-    if isinstance(error, A2AError):
-        return error
-    logger.exception("unexpected error while handling a JSON-RPC request", exc_info=error)
-    return InternalError("The server met an unexpected error; it has been logged")
 
 
 def diagnose(body: bytes) -> tuple[Any, A2AError, Operation | None]:

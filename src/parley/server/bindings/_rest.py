@@ -21,30 +21,28 @@ import re
 from typing import Any
 from urllib.parse import parse_qs
 
-from pydantic import ValidationError
-from pydantic_core import to_json
 from starlette.types import Receive, Scope, Send
 
 from parley.protocol import (
     OPERATIONS,
     A2AError,
-    InternalError,
+    ConversionError,
     InvalidParamsError,
     InvalidRequestError,
     JSONParseError,
     MethodNotFoundError,
     Operation,
 )
-from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, from_json, pb
+from parley.protocol.protobuf import PROTO_OPERATIONS, from_json, pb
 from parley.protocol.protobuf import to_json as proto_json
 from parley.protocol.protobuf._core import config_name, task_name
 from parley.server._handler import RequestHandler
+from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
     BodyTooLarge,
     ClientGone,
     call_context,
-    logger,
     read_body,
     send_body,
     stream_sse,
@@ -75,14 +73,6 @@ def _routes() -> list[tuple[re.Pattern[str], dict[str, Operation]]]:
 ROUTES = _routes()
 
 
-def error_body(error: A2AError) -> bytes:
-    """The one JSON error body of the REST binding."""
-    body: dict[str, Any] = {"code": error.code, "message": error.message}
-    if error.data is not None:
-        body["data"] = error.data
-    return to_json(body)
-
-
 class RESTBinding:
     """The ASGI app of the HTTP+JSON binding, serving the paths under ``prefix``."""
 
@@ -110,7 +100,7 @@ class RESTBinding:
             if operation is None:
                 allow = ", ".join(sorted(methods)).encode()
                 problem = InvalidRequestError(f"{path} takes {allow.decode()}")
-                await send_body(send, 405, error_body(problem), _headers((b"allow", allow)))
+                await send_body(send, 405, problem.body(), _headers((b"allow", allow)))
                 return
             await self._serve(operation, match.groupdict(), scope, receive, send)
             return
@@ -144,7 +134,7 @@ class RESTBinding:
                 return proto_json(to_proto(event))
 
             def encode_error(problem: Exception) -> bytes:
-                return error_body(as_a2a_error(problem))
+                return as_a2a_error(problem).body()
 
             await stream_sse(receive, send, result, encode, encode_error)
         else:
@@ -212,21 +202,9 @@ def _integer(name: str, value: str) -> int:
         raise InvalidParamsError(f"{name} must be a whole number") from None
 
 
-def as_a2a_error(error: Exception) -> A2AError:
-    """Every failure of a REST call as the A2A error it answers with."""
-    if isinstance(error, A2AError):
-        return error
-    if isinstance(error, ConversionError):
-        return InvalidParamsError(f"Invalid request body: {error}")
-    if isinstance(error, ValidationError):
-        return InvalidParamsError.from_validation("this request", error)
-    logger.exception("unexpected error while handling a REST request", exc_info=error)
-    return InternalError("The server met an unexpected error; it has been logged")
-
-
 def _headers(*extra: tuple[bytes, bytes]) -> list[tuple[bytes, bytes]]:
     return [(b"content-type", b"application/json"), *extra]
 
 
 async def _fail(send: Send, error: A2AError, status: int | None = None) -> None:
-    await send_body(send, status or error.http_status, error_body(error))
+    await send_body(send, status or error.http_status, error.body())
