@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from tests.server.agents import ScriptedAgent
 from tests.server.rpc import error, result, send, user_message
@@ -207,3 +208,47 @@ async def test_push_notification_methods_are_not_supported(client: httpx.AsyncCl
 async def test_extended_card_not_configured(client: httpx.AsyncClient) -> None:
     """Spec 7.10, 8.2: -32007 when there is no authenticated extended card."""
     assert (await error(client, "agent/getAuthenticatedExtendedCard"))["code"] == -32007
+
+
+async def test_every_operation_needing_a_capability_is_refused_without_it() -> None:
+    """Spec 5.5.2, 7.10: an operation whose capability the card leaves out is refused with
+    the error the operation table's ``capability`` names, on every such row."""
+    from parley.protocol import (
+        OPERATIONS,
+        A2AError,
+        AuthenticatedExtendedCardNotConfiguredError,
+        Capability,
+        PushNotificationNotSupportedError,
+        UnsupportedOperationError,
+    )
+    from parley.server import RequestHandler
+    from parley.types import AgentCapabilities
+    from tests.server.agents import card
+
+    expected: dict[Capability, type[A2AError]] = {
+        Capability.streaming: UnsupportedOperationError,
+        Capability.push_notifications: PushNotificationNotSupportedError,
+        Capability.extended_card: AuthenticatedExtendedCardNotConfiguredError,
+    }
+    handler = RequestHandler(ScriptedAgent(), card(capabilities=AgentCapabilities()))
+    needing = [operation for operation in OPERATIONS if operation.capability is not None]
+    assert {operation.capability for operation in needing} == set(expected)
+    for operation in needing:
+        assert operation.capability is not None
+        params = None
+        if operation.params is not None:
+            params = operation.params.model_validate(_SAMPLE_PARAMS[operation.name])
+        with pytest.raises(expected[operation.capability]):
+            await getattr(handler, operation.name)(params)
+
+
+_SAMPLE_PARAMS: dict[str, object] = {
+    "stream_message": {
+        "message": {"role": "user", "parts": [{"kind": "text", "text": "hi"}], "messageId": "m"}
+    },
+    "resubscribe": {"id": "t1"},
+    "set_push_config": {"taskId": "t1", "pushNotificationConfig": {"url": "https://x.test/"}},
+    "get_push_config": {"id": "t1"},
+    "list_push_configs": {"id": "t1"},
+    "delete_push_config": {"id": "t1", "pushNotificationConfigId": "c1"},
+}

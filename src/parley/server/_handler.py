@@ -16,8 +16,10 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 
 from parley.protocol import (
+    BY_NAME,
     A2AError,
     AuthenticatedExtendedCardNotConfiguredError,
+    Capability,
     InvalidParamsError,
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
@@ -77,6 +79,7 @@ class RequestHandler:
         self.card = card
         self.task_store: Store = task_store if task_store is not None else MemoryStore()
         self.extended_card = extended_card
+        self.capabilities = declared_capabilities(card)
         self.runs = TaskRuns(agent, self.task_store)
         self.sent = SentMessages(self.runs)
         self.retention = None if retention is None else RetentionJob(self.task_store, retention)
@@ -110,7 +113,7 @@ class RequestHandler:
         self, params: MessageSendParams, call: CallContext | None = None
     ) -> EventStream:
         """Start or continue a task and stream its events until the run ends."""
-        self._require_streaming()
+        self._require("stream_message")
         begun = await self._begin(params, call or CallContext())
         if isinstance(begun, Repeat):
             return begun.stream()
@@ -124,7 +127,7 @@ class RequestHandler:
         if configuration is not None:
             _check_history_length(configuration.history_length)
             if configuration.push_notification_config is not None:
-                self._require_push()
+                self._require("set_push_config")
         message = params.message
         repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
         if repeat is not None:
@@ -248,7 +251,7 @@ class RequestHandler:
         every event after it instead, with no gap and no duplicate; if those events are gone (the
         task finished and its log was dropped), the current Task stands in for them.
         """
-        self._require_streaming()
+        self._require("resubscribe")
         live = await self._attach(params.id)
         after = call.last_event_id if call is not None else None
         try:
@@ -276,33 +279,34 @@ class RequestHandler:
     async def set_push_config(
         self, params: TaskPushNotificationConfig, call: CallContext | None = None
     ) -> TaskPushNotificationConfig:
-        self._require_push()
+        self._require("set_push_config")
         raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
 
     async def get_push_config(
         self, params: GetTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> TaskPushNotificationConfig:
-        self._require_push()
+        self._require("get_push_config")
         raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
 
     async def list_push_configs(
         self, params: ListTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> list[TaskPushNotificationConfig]:
-        self._require_push()
+        self._require("list_push_configs")
         raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
 
     async def delete_push_config(
         self, params: DeleteTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> None:
-        self._require_push()
+        self._require("delete_push_config")
         raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
 
     async def get_extended_card(
         self, params: None = None, call: CallContext | None = None
     ) -> AgentCard:
         """The authenticated extended card, when one is configured."""
+        self._require("get_extended_card")
         extended = self.extended_card
-        if extended is None or not self.card.supports_authenticated_extended_card:
+        if extended is None:
             raise AuthenticatedExtendedCardNotConfiguredError(
                 "This agent has no authenticated extended card"
             )
@@ -310,17 +314,12 @@ class RequestHandler:
             return extended
         return await extended(call or CallContext())
 
-    def _require_push(self) -> None:
-        # Push delivery is not built yet: every server answers -32003, whatever the card says.
-        raise PushNotificationNotSupportedError(
-            "Push notifications are not supported by this agent"
-        )
-
-    def _require_streaming(self) -> None:
-        if not self.card.capabilities.streaming:
-            raise UnsupportedOperationError(
-                "This agent does not stream (its card says capabilities.streaming is false)"
-            )
+    def _require(self, operation: str) -> None:
+        """Refuse ``operation`` when the card does not declare the capability the
+        operation table says it needs (spec 5.5.2, 7.10)."""
+        capability = BY_NAME[operation].capability
+        if capability is not None and capability not in self.capabilities:
+            raise _REFUSALS[capability]()
 
     async def start(self) -> None:
         """Server start-up: settle the tasks a previous process left running (see
@@ -334,6 +333,29 @@ class RequestHandler:
         if self.retention is not None:
             await self.retention.aclose()
         await self.runs.aclose()
+
+
+def declared_capabilities(card: AgentCard) -> frozenset[Capability]:
+    """The capabilities ``card`` declares (each is a field of the card)."""
+    declared = {
+        Capability.streaming: card.capabilities.streaming,
+        Capability.push_notifications: card.capabilities.push_notifications,
+        Capability.extended_card: card.supports_authenticated_extended_card,
+    }
+    return frozenset(capability for capability, on in declared.items() if on)
+
+
+_REFUSALS: dict[Capability, Callable[[], A2AError]] = {
+    Capability.streaming: lambda: UnsupportedOperationError(
+        "This agent does not stream (its card says capabilities.streaming is false)"
+    ),
+    Capability.push_notifications: lambda: PushNotificationNotSupportedError(
+        "Push notifications are not supported by this agent"
+    ),
+    Capability.extended_card: lambda: AuthenticatedExtendedCardNotConfiguredError(
+        "This agent has no authenticated extended card"
+    ),
+}
 
 
 def _check_history_length(history_length: int | None) -> None:
