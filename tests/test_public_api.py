@@ -63,6 +63,7 @@ def test_server_public_names() -> None:
             "EventSink",
             "EventStream",
             "FunctionAgent",
+            "GRPCOptions",
             "InputRequired",
             "Rejected",
             "RequestContext",

@@ -14,8 +14,7 @@ import pytest
 
 from parley.client import Client
 from parley.client._factory import ClientConfig, ClientFactory
-from parley.server import A2AApp, create_app
-from parley.server.bindings._grpc import GRPCOptions
+from parley.server import A2AApp, GRPCOptions, create_app
 from tests.conformance import Observations, observe
 from tests.server.agents import ScriptedAgent, card
 from tests.servers import running

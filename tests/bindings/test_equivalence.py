@@ -26,8 +26,7 @@ from parley.protocol import (
     TaskNotFoundError,
 )
 from parley.protocol.protobuf import pb
-from parley.server import create_app
-from parley.server.bindings._grpc import GRPCOptions
+from parley.server import GRPCOptions, create_app
 from parley.types import Task, TaskQueryParams, TaskState
 from tests.bindings.conftest import BINDINGS, Served, connect
 from tests.server.agents import ScriptedAgent, card

@@ -7,8 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from parley.server import create_app
-from parley.server.bindings._grpc import GRPCOptions
+from parley.server import GRPCOptions, create_app
 from tests.interop.agents import extended_card, interop, interop_card
 from tests.servers import running
 

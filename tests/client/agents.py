@@ -25,7 +25,7 @@ def card(**fields: Any) -> AgentCard:
     return AgentCard(**values)
 
 
-def slow_app(seconds: float) -> A2AApp:
+def slow_app(seconds: float, **card_fields: Any) -> A2AApp:
     """Answers after ``seconds``: longer than the read limit a test configures."""
 
     @agent
@@ -33,7 +33,7 @@ def slow_app(seconds: float) -> A2AApp:
         await asyncio.sleep(seconds)
         yield f"done after {seconds} s"
 
-    return create_app(slow, card())
+    return create_app(slow, card(**card_fields))
 
 
 def ticking_app(ticks: int, interval: float = 0.02) -> A2AApp:

@@ -26,7 +26,7 @@ from parley.protocol import (
     UnsupportedOperationError,
 )
 from parley.server.bindings._jsonrpc import failure
-from parley.types import TaskQueryParams
+from parley.types import AgentCapabilities, TaskQueryParams
 from tests.client.agents import slow_app
 
 CONTEXT = ClientCallContext()
@@ -116,8 +116,7 @@ async def test_nothing_listening_is_unreachable() -> None:
 
 async def test_streaming_refused_when_the_card_says_no() -> None:
     """Spec 7.2: an agent whose card has streaming false answers -32004."""
-    app = slow_app(0)
-    app.handler.card.capabilities.streaming = False
+    app = slow_app(0, capabilities=AgentCapabilities(streaming=False))
     async with connect(app) as client:
         with pytest.raises(UnsupportedOperationError):
             async for _ in client.stream_message("hi"):

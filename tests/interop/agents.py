@@ -16,8 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 
-from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
-from parley.server.bindings._grpc import GRPCOptions
+from parley.server import A2AApp, AgentContext, GRPCOptions, InputRequired, agent, create_app
 from parley.types import (
     AgentCapabilities,
     AgentCard,

@@ -55,7 +55,7 @@ def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | 
     if (cert is None) != (key is None):
         _fail("--grpc-cert and --grpc-key go together")
     try:
-        from parley.server.bindings._grpc import GRPCOptions
+        from parley.server import GRPCOptions
     except ImportError as error:
         _fail(str(error))
     app.add_grpc(

@@ -25,6 +25,10 @@ from parley.types import (
     TaskQueryParams,
 )
 
+MAX_REQUEST_SIZE = 10 * 1024 * 1024
+"""The largest request parley servers take by default on every binding (the HTTP body,
+a gRPC message), and the largest a parley client sends over gRPC."""
+
 
 class Capability(StrEnum):
     """What the agent card must declare for an operation to be served."""

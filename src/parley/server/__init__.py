@@ -19,6 +19,7 @@ from parley.server._card import CardError
 from parley.server._context import CallContext, RequestContext
 from parley.server._events import EventLog
 from parley.server._gc import tune_gc
+from parley.server._grpc_options import GRPCOptions
 from parley.server._handler import EventStream, RequestHandler
 from parley.server._ids import new_id
 from parley.server._keys import SigningKey, SigningKeys
@@ -45,6 +46,7 @@ __all__ = [
     "EventSink",
     "EventStream",
     "FunctionAgent",
+    "GRPCOptions",
     "InputRequired",
     "Rejected",
     "RequestContext",

@@ -61,6 +61,25 @@ class AgentExecutor(Protocol):
         ...
 
 
+def check_agent(agent: object) -> AgentExecutor:
+    """``agent`` if it can be driven as an ``AgentExecutor``; else a ``TypeError`` at
+    start-up that says what to pass, rather than every task failing later."""
+    if isinstance(agent, type):
+        name = agent.__name__
+        raise TypeError(
+            f"the agent is the class {name}, not an agent: pass an instance, {name}(), "
+            "to create_app / RequestHandler"
+        )
+    missing = [name for name in ("execute", "cancel") if not callable(getattr(agent, name, None))]
+    if missing:
+        raise TypeError(
+            f"{agent!r} is not an agent: it has no {' or '.join(missing)} method. Pass an "
+            "AgentExecutor (async execute(context, events) and cancel(context, events)), "
+            "or an async function decorated with @agent"
+        )
+    return agent  # type: ignore[return-value]
+
+
 class CancelRefusingAgent:
     """Mix-in for agents that cannot be canceled."""
 

@@ -1,12 +1,12 @@
 """The ASGI app: agent card, the JSON-RPC and HTTP+JSON bindings, health, and the gRPC
-server beside them; mountable in Starlette or FastAPI."""
+server beside them; runs on its own or mounted in Starlette or FastAPI."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from importlib.util import find_spec
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -18,6 +18,7 @@ from parley.server import _gc
 from parley.server._agent import AgentExecutor
 from parley.server._card import CardPublisher, binding_path, check_card, resolve_target
 from parley.server._context import CallContext
+from parley.server._grpc_options import GRPCOptions
 from parley.server._handler import RequestHandler
 from parley.server._keys import SigningKeys
 from parley.server._retention import DEFAULT_RETENTION, Retention
@@ -26,16 +27,15 @@ from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
 from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
 
-if TYPE_CHECKING:
-    from parley.server.bindings._grpc import GRPCOptions
-
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 OLD_AGENT_CARD_PATH = "/.well-known/agent.json"
 JWKS_PATH = "/.well-known/jwks.json"
 
+ExtendedCard = AgentCard | Callable[[CallContext], Awaitable[AgentCard]]
+
 
 class A2AApp:
-    """An A2A agent as an ASGI app.
+    """An A2A agent as an ASGI app (``create_app`` is another name for this class).
 
     Serves the card at ``/.well-known/agent-card.json`` (and the older
     ``/.well-known/agent.json``), the JSON-RPC binding at the path of the card's ``url``
@@ -50,6 +50,16 @@ class A2AApp:
     app's lifespan runs the gRPC server beside it, on the same event loop. A card that
     leaves ``additionalInterfaces`` empty is given one entry per binding served.
 
+    ``handler``: serve your own ``RequestHandler`` (a subclass, or one built with
+    options of its own) instead of one built from ``agent``; the agent, card, task
+    store, extended card and retention are then the handler's, and passing them here
+    too is a ``TypeError``. The extended card it serves is completed like the public one.
+
+    Run on its own (uvicorn, ``parley serve``), the app's lifespan starts and stops the
+    agent: recovery of tasks a previous process left, retention, the gRPC server. Mounted
+    in another app, give that app ``lifespan=app.lifespan`` (or enter ``app.lifespan()``
+    in its own): mounted apps get no lifespan events.
+
     With ``tune_gc`` (the default) the lifespan tunes the process's garbage collector for
     serving once startup is done (``parley.server.tune_gc``: freeze what startup built,
     fewer young collections), unless the process has set its own collector settings.
@@ -57,11 +67,12 @@ class A2AApp:
 
     def __init__(
         self,
-        agent: AgentExecutor,
-        card: AgentCard,
+        agent: AgentExecutor | None = None,
+        card: AgentCard | None = None,
         *,
+        handler: RequestHandler | None = None,
         task_store: Store | None = None,
-        extended_card: AgentCard | Callable[[CallContext], Awaitable[AgentCard]] | None = None,
+        extended_card: ExtendedCard | None = None,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         retention: Retention | None = DEFAULT_RETENTION,
         rest: bool | None = None,
@@ -72,13 +83,25 @@ class A2AApp:
     ) -> None:
         self.tune_gc = tune_gc
         self.signing_keys = signing_keys if signing_keys is not None else SigningKeys.generate()
-        self.handler = RequestHandler(
-            agent,
-            card,
-            task_store=task_store,
-            extended_card=None if extended_card is None else self._completed(extended_card),
-            retention=retention,
-        )
+        self.max_body_size = max_body_size
+        self._running = False
+        if handler is None:
+            if agent is None or card is None:
+                raise TypeError("A2AApp needs an agent and its card, or a handler")
+            completed = None if extended_card is None else self._completed(extended_card)
+            handler = RequestHandler(
+                agent,
+                card,
+                task_store=task_store,
+                extended_card=completed,
+                retention=retention,
+            )
+        else:
+            _check_own_handler(handler, agent, card, task_store, extended_card, retention)
+            if handler.extended_card is not None:
+                handler.extended_card = self._completed(handler.extended_card)
+        self.handler = handler
+        card = handler.card
         preferred = card.preferred_transport
         self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
         targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
@@ -98,7 +121,8 @@ class A2AApp:
         served = {name: resolve_target(target, card.url) for name, target in targets.items()}
         if card.url and preferred in served:
             served[preferred] = card.url
-        check_card(card, served, push_notifications=False, extended_card=extended_card is not None)
+        has_extended = handler.extended_card is not None
+        check_card(card, served, push_notifications=False, extended_card=has_extended)
         self.card = CardPublisher(card, targets)
         self.jsonrpc = JSONRPCBinding(self.handler, max_body_size=max_body_size)
         self.router = Starlette(
@@ -108,7 +132,7 @@ class A2AApp:
                 Route(JWKS_PATH, self._jwks, methods=["GET"]),
                 Route("/health", self._health, methods=["GET"]),
             ],
-            lifespan=self._lifespan,
+            lifespan=self.lifespan,
         )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -141,7 +165,8 @@ class A2AApp:
             return
         from parley.server.bindings._grpc import GRPCBinding, start_server
 
-        self.grpc_server, port = await start_server(GRPCBinding(self.handler), self.grpc_options)
+        binding = GRPCBinding(self.handler)
+        self.grpc_server, port = await start_server(binding, self.grpc_options, self.max_body_size)
         self.card.serve(TransportProtocol.grpc.value, f":{port}")
 
     async def stop_grpc(self, grace: float | None = 1.0) -> None:
@@ -149,9 +174,7 @@ class A2AApp:
         if server is not None:
             await server.stop(grace)
 
-    def _completed(
-        self, extended: AgentCard | Callable[[CallContext], Awaitable[AgentCard]]
-    ) -> Callable[[CallContext], Awaitable[AgentCard]]:
+    def _completed(self, extended: ExtendedCard) -> Callable[[CallContext], Awaitable[AgentCard]]:
         """The extended card, completed like the public one for the caller's base URL."""
 
         async def completed(call: CallContext) -> AgentCard:
@@ -174,16 +197,54 @@ class A2AApp:
         return JSONResponse({"status": "ok"})
 
     @asynccontextmanager
-    async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
-        await self.handler.start()
+    async def lifespan(self, app: object = None) -> AsyncIterator[None]:
+        """Start the agent, and stop it on exit: settle the tasks a previous process left
+        running, start retention and the gRPC server; on exit stop them and every run
+        still going. The app's own lifespan; pass it to the app this one is mounted in
+        (``Starlette(lifespan=a2a.lifespan)``, ``FastAPI(lifespan=a2a.lifespan)``).
+
+        Raises ``RuntimeError`` if it is already running, and whatever start-up meets
+        (``OSError`` for a gRPC port in use, the store's error for a database it cannot
+        use), before yielding.
+        """
+        if self._running:
+            raise RuntimeError("this A2AApp's lifespan is already running")
+        self._running = True
         try:
-            await self.start_grpc()
-            if self.tune_gc:
-                _gc.tune_gc()
-            yield
+            await self.handler.start()
+            try:
+                await self.start_grpc()
+                if self.tune_gc:
+                    _gc.tune_gc()
+                yield
+            finally:
+                await self.stop_grpc()
+                await self.handler.aclose()
         finally:
-            await self.stop_grpc()
-            await self.handler.aclose()
+            self._running = False
+
+
+def _check_own_handler(
+    handler: RequestHandler,
+    agent: AgentExecutor | None,
+    card: AgentCard | None,
+    task_store: Store | None,
+    extended_card: ExtendedCard | None,
+    retention: Retention | None,
+) -> None:
+    given = {
+        "agent": agent is not None,
+        "card": card is not None and card is not handler.card,
+        "task_store": task_store is not None,
+        "extended_card": extended_card is not None,
+        "retention": retention is not DEFAULT_RETENTION,
+    }
+    clashing = [name for name, is_given in given.items() if is_given]
+    if clashing:
+        raise TypeError(
+            f"A2AApp(handler=...) serves the handler's own {', '.join(clashing)}: "
+            "set them on the RequestHandler instead"
+        )
 
 
 def _route_path(scope: Scope) -> str:
@@ -194,33 +255,6 @@ def _route_path(scope: Scope) -> str:
     return path
 
 
-def create_app(
-    agent: AgentExecutor,
-    card: AgentCard,
-    *,
-    task_store: Store | None = None,
-    extended_card: AgentCard | Callable[[CallContext], Awaitable[AgentCard]] | None = None,
-    max_body_size: int = DEFAULT_MAX_BODY_SIZE,
-    retention: Retention | None = DEFAULT_RETENTION,
-    rest: bool | None = None,
-    grpc: GRPCOptions | None = None,
-    tune_gc: bool = True,
-    signing_keys: SigningKeys | None = None,
-) -> A2AApp:
-    """The ASGI app serving ``agent`` described by ``card`` (see ``A2AApp``).
-
-    ``retention`` says how long finished and waiting tasks are kept (a week by default;
-    ``None`` keeps them forever). ``rest``, ``grpc``, ``tune_gc`` and ``signing_keys``: see
-    ``A2AApp``."""
-    return A2AApp(
-        agent,
-        card,
-        task_store=task_store,
-        extended_card=extended_card,
-        max_body_size=max_body_size,
-        retention=retention,
-        rest=rest,
-        grpc=grpc,
-        tune_gc=tune_gc,
-        signing_keys=signing_keys,
-    )
+create_app = A2AApp
+"""The ASGI app serving an agent described by its card: ``create_app(agent, card,
+**options)`` is ``A2AApp(agent, card, **options)``, one signature, documented there."""

@@ -30,7 +30,7 @@ from parley.protocol import (
     is_final,
     is_terminal,
 )
-from parley.server._agent import AgentExecutor
+from parley.server._agent import AgentExecutor, check_agent
 from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
 from parley.server._ids import new_id
@@ -75,7 +75,7 @@ class RequestHandler:
         extended_card: AgentCard | ExtendedCardProvider | None = None,
         retention: Retention | None = DEFAULT_RETENTION,
     ) -> None:
-        self.agent = agent
+        self.agent = check_agent(agent)
         self.card = card
         self.task_store: Store = task_store if task_store is not None else MemoryStore()
         self.extended_card = extended_card

@@ -29,7 +29,14 @@ from parley.client._errors import (
 )
 from parley.client._transport import ClientCallContext, StreamItem, Timeouts
 from parley.client.transports._http import StreamPosition
-from parley.protocol import ERROR_CLASSES, A2AError, InvalidAgentResponseError, Operation
+from parley.protocol import (
+    ERROR_CLASSES,
+    A2AError,
+    InvalidAgentResponseError,
+    InvalidRequestError,
+    Operation,
+)
+from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.protocol.protobuf import (
     ERROR_METADATA,
     FIRST_EVENT_METADATA,
@@ -64,7 +71,9 @@ class GRPCTransport:
 
     ``tls``: force TLS on or off (default: from the URL, see the module doc);
     ``root_certificates``: PEM of the CAs to trust (default: the system's);
-    ``channel``: a ``grpc.aio.Channel`` to use instead (not closed by ``aclose``).
+    ``channel``: a ``grpc.aio.Channel`` to use instead (not closed by ``aclose``);
+    ``max_message_size``: the largest request message sent (default: parley servers'
+    limit, the same as their HTTP body limit); answers have no limit, as over HTTP.
     ``http_client`` is accepted and ignored, as gRPC does not speak through httpx.
     """
 
@@ -77,6 +86,7 @@ class GRPCTransport:
         tls: bool | None = None,
         root_certificates: bytes | None = None,
         channel: Any = None,
+        max_message_size: int = MAX_REQUEST_SIZE,
         **options: Any,
     ) -> None:
         self.url = url
@@ -85,15 +95,23 @@ class GRPCTransport:
         self.timeouts = timeouts or Timeouts()
         self._owns_channel = channel is None
         self._channel = channel
+        self._channel_options = (
+            ("grpc.max_send_message_length", max_message_size),
+            ("grpc.max_receive_message_length", -1),
+        )
 
     @property
     def channel(self) -> Any:
         if self._channel is None:  # made on first use, inside the running event loop
             if self.tls:
                 credentials = grpc.ssl_channel_credentials(self.root_certificates)
-                self._channel = grpc.aio.secure_channel(self.target, credentials)
+                self._channel = grpc.aio.secure_channel(
+                    self.target, credentials, options=self._channel_options
+                )
             else:
-                self._channel = grpc.aio.insecure_channel(self.target)
+                self._channel = grpc.aio.insecure_channel(
+                    self.target, options=self._channel_options
+                )
         return self._channel
 
     async def request(
@@ -205,6 +223,8 @@ def _error(error: Any, target: str, position: StreamPosition | None) -> A2AError
                 last_event_id=position.last_event_id,
             )
         return AgentUnreachableError(f"Cannot reach the agent at {target}: {details}")
+    if code == grpc.StatusCode.RESOURCE_EXHAUSTED:
+        return InvalidRequestError(f"The message is larger than gRPC allows here: {details}")
     if code == grpc.StatusCode.DEADLINE_EXCEEDED:
         return ClientTimeoutError(f"The agent at {target} did not answer in time")
     if code == grpc.StatusCode.CANCELLED:

@@ -18,6 +18,7 @@ with the metadata ``last-event-id``, as with SSE's ``Last-Event-ID``.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
@@ -33,29 +34,11 @@ from parley.protocol.protobuf import (
     load_grpc,
 )
 from parley.server._context import CallContext
+from parley.server._grpc_options import GRPCOptions
 from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 
 grpc = load_grpc()
-
-
-@dataclass(frozen=True, slots=True)
-class GRPCOptions:
-    """Where and how the gRPC server listens.
-
-    ``port`` 0 takes a free port (see ``A2AApp.grpc_port`` once started). With both
-    ``certificate_chain`` and ``private_key`` (PEM bytes) the port speaks TLS; without,
-    plain HTTP/2, for localhost and for TLS ended at a proxy.
-    """
-
-    host: str = "127.0.0.1"
-    port: int = 50051
-    certificate_chain: bytes | None = None
-    private_key: bytes | None = None
-
-    @property
-    def tls(self) -> bool:
-        return self.certificate_chain is not None and self.private_key is not None
 
 
 class GRPCBinding:
@@ -175,17 +158,36 @@ def call_context(context: Any) -> CallContext:
     return CallContext.from_headers(headers)
 
 
-async def start_server(binding: GRPCBinding, options: GRPCOptions) -> tuple[Any, int]:
-    """A started ``grpc.aio`` server for ``binding``, and the port it listens on."""
-    server = grpc.aio.server()
+async def start_server(
+    binding: GRPCBinding, options: GRPCOptions, max_message_size: int
+) -> tuple[Any, int]:
+    """A started ``grpc.aio`` server for ``binding``, and the port it listens on.
+
+    Raises ``OSError`` when the address cannot be listened on: grpc would otherwise
+    share a port another process listens on (``SO_REUSEPORT``), splitting the calls.
+    """
+    server = grpc.aio.server(
+        options=[
+            ("grpc.so_reuseport", 0),
+            ("grpc.max_receive_message_length", max_message_size),
+            ("grpc.max_send_message_length", -1),
+        ]
+    )
     server.add_generic_rpc_handlers((binding.service(),))
     address = f"{options.host}:{options.port}"
-    if options.private_key is not None and options.certificate_chain is not None:
-        credentials = grpc.ssl_server_credentials(
-            [(options.private_key, options.certificate_chain)]
-        )
-        port = server.add_secure_port(address, credentials)
-    else:
-        port = server.add_insecure_port(address)
+    try:
+        if options.private_key is not None and options.certificate_chain is not None:
+            credentials = grpc.ssl_server_credentials(
+                [(options.private_key, options.certificate_chain)]
+            )
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
+    except RuntimeError:
+        raise OSError(
+            errno.EADDRINUSE,
+            f"gRPC cannot listen on {address}: the port is in use by another process "
+            "(or the address is not one of this machine's)",
+        ) from None
     await server.start()
     return server, port

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable, Iterable
 import anyio
 from starlette.types import Receive, Scope, Send
 
+from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.server._card import request_base
 from parley.server._context import CallContext
 from parley.types import Event
@@ -21,7 +22,7 @@ SSE_HEADERS = [
     (b"cache-control", b"no-cache"),
     (b"x-accel-buffering", b"no"),
 ]
-DEFAULT_MAX_BODY_SIZE = 10 * 1024 * 1024
+DEFAULT_MAX_BODY_SIZE = MAX_REQUEST_SIZE
 
 
 class BodyTooLarge(Exception):

@@ -1,0 +1,143 @@
+"""An A2AApp mounted in a Starlette (or FastAPI) app: with ``lifespan=a2a.lifespan`` the
+host app runs the agent's start-up and shutdown, which a mounted app never gets by
+itself: recovery of tasks a previous process left (spec 7.3: a task never stays
+``working`` with no one on it), retention, the gRPC server (spec 3.2.2), and stopping
+the runs still going. Served by uvicorn on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from parley.client import connect, text_of
+from parley.protocol import TaskNotFoundError
+from parley.server import (
+    A2AApp,
+    AgentContext,
+    GRPCOptions,
+    RequestHandler,
+    Retention,
+    agent,
+    create_app,
+)
+from parley.server._recovery import RESTARTED
+from parley.stores import MemoryTaskStore
+from parley.types import Task, TaskState
+from tests.server.agents import card
+from tests.servers import running
+
+cancelled = threading.Event()
+
+
+@agent
+async def patient(ctx: AgentContext) -> AsyncIterator[str]:
+    if ctx.text == "wait":
+        await ctx.progress("waiting")
+        try:
+            await asyncio.Event().wait()
+        finally:
+            cancelled.set()  # the shutdown stopped this run
+    yield f"done: {ctx.text}"
+
+
+def _host(a2a: A2AApp) -> Starlette:
+    return Starlette(routes=[Mount("/agent", app=a2a)], lifespan=a2a.lifespan)
+
+
+async def test_a_mounted_app_starts_grpc_and_stops_its_runs_at_shutdown() -> None:
+    store = MemoryTaskStore()
+    a2a = create_app(patient, card(), task_store=store, grpc=GRPCOptions(port=0))
+    cancelled.clear()
+    with running(_host(a2a)) as base:
+        grpc_port = a2a.grpc_port
+        assert grpc_port is not None
+        async with connect(f"{base}/agent", transports=["GRPC"]) as client:
+            answered = await client.send_message("hello")
+            assert isinstance(answered, Task)
+            assert text_of(answered) == "done: hello"
+            waiting = await client.send_message("wait", blocking=False)
+            assert isinstance(waiting, Task)
+    assert cancelled.is_set()
+    assert a2a.grpc_port is None
+    snapshot = await store.get(waiting.id)
+    assert snapshot is not None
+    assert snapshot.task.status.state == TaskState.working
+
+    # the next process on the same store: recovery settles the task left working
+    again = create_app(patient, card(), task_store=store)
+    with running(_host(again)) as base:
+        async with connect(f"{base}/agent") as client:
+            settled = await client.get_task(waiting.id)
+    assert settled.status.state == TaskState.failed
+    assert text_of(settled.status.message) == RESTARTED
+
+
+async def test_a_mounted_app_runs_retention() -> None:
+    store = MemoryTaskStore()
+    first = create_app(patient, card(), task_store=store, retention=None)
+    with running(_host(first)) as base:
+        async with connect(f"{base}/agent") as client:
+            ended = await client.send_message("hello")
+    assert isinstance(ended, Task)
+    # at start-up retention removes the tasks that ended longer ago than `ended`
+    keep_nothing = Retention(ended=timedelta(0), waiting=timedelta(days=1))
+    again = create_app(patient, card(), task_store=store, retention=keep_nothing)
+    with running(_host(again)) as base:
+        async with connect(f"{base}/agent") as client:
+            async with asyncio.timeout(10):
+                while await store.get(ended.id) is not None:
+                    await asyncio.sleep(0.01)
+            with pytest.raises(TaskNotFoundError):
+                await client.get_task(ended.id)
+
+
+async def test_the_lifespan_refuses_to_run_twice() -> None:
+    a2a = create_app(patient, card())
+    async with a2a.lifespan():
+        with pytest.raises(RuntimeError, match="already running"):
+            async with a2a.lifespan():
+                pass
+
+
+async def test_an_app_serves_your_own_handler() -> None:
+    class CountingHandler(RequestHandler):
+        calls = 0
+
+        async def get_task(self, params, call=None):  # type: ignore[no-untyped-def]
+            CountingHandler.calls += 1
+            return await super().get_task(params, call)
+
+    handler = CountingHandler(patient, card())
+    a2a = A2AApp(handler=handler)
+    assert a2a.handler is handler
+    async with a2a.lifespan(), connect(a2a) as client:
+        task = await client.send_message("hello")
+        assert isinstance(task, Task)
+        await client.get_task(task.id)
+    assert CountingHandler.calls == 1
+
+
+def test_an_own_handler_with_options_of_the_app_is_refused() -> None:
+    handler = RequestHandler(patient, card())
+    with pytest.raises(TypeError, match="task_store"):
+        A2AApp(handler=handler, task_store=MemoryTaskStore())
+    with pytest.raises(TypeError, match="agent"):
+        A2AApp(patient, handler=handler)
+
+
+def test_an_agent_class_instead_of_an_instance_is_refused_at_start_up() -> None:
+    class Greeter:
+        async def execute(self, context: object, events: object) -> None: ...
+
+        async def cancel(self, context: object, events: object) -> None: ...
+
+    with pytest.raises(TypeError, match=r"class Greeter.*Greeter\(\)"):
+        create_app(Greeter, card())  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="@agent"):
+        create_app(lambda ctx: None, card())  # type: ignore[arg-type]
