@@ -141,3 +141,19 @@ def test_an_agent_class_instead_of_an_instance_is_refused_at_start_up() -> None:
         create_app(Greeter, card())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="@agent"):
         create_app(lambda ctx: None, card())  # type: ignore[arg-type]
+
+
+async def test_a_grpc_port_another_process_listens_on_is_refused() -> None:
+    """grpc's default SO_REUSEPORT would share the port, splitting calls between two
+    servers; parley refuses to start instead."""
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        a2a = create_app(patient, card(), grpc=GRPCOptions(port=port))
+        with pytest.raises(OSError, match=f"127.0.0.1:{port}.*in use"):
+            async with a2a.lifespan():
+                pass
+    assert a2a.grpc_port is None

@@ -12,7 +12,7 @@ import uvicorn
 from rich.console import Console
 
 from parley.cli._db import DB_HELP, DEFAULT_DB, task_store
-from parley.server import A2AApp, AgentExecutor, create_app
+from parley.server import A2AApp, AgentExecutor, GRPCOptions, create_app
 from parley.stores import Store
 from parley.types import AgentCard
 
@@ -55,7 +55,9 @@ def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | 
     if (cert is None) != (key is None):
         _fail("--grpc-cert and --grpc-key go together")
     try:
-        from parley.server import GRPCOptions
+        from parley.protocol.protobuf import load_grpc
+
+        load_grpc()
     except ImportError as error:
         _fail(str(error))
     app.add_grpc(
