@@ -27,7 +27,7 @@ from parley.server import (
     create_app,
 )
 from parley.server._recovery import RESTARTED
-from parley.stores import MemoryTaskStore
+from parley.stores import MemoryStore
 from parley.types import Task, TaskState
 from tests.server.agents import card
 from tests.servers import running
@@ -51,7 +51,7 @@ def _host(a2a: A2AApp) -> Starlette:
 
 
 async def test_a_mounted_app_starts_grpc_and_stops_its_runs_at_shutdown() -> None:
-    store = MemoryTaskStore()
+    store = MemoryStore()
     a2a = create_app(patient, card(), task_store=store, grpc=GRPCOptions(port=0))
     cancelled.clear()
     with running(_host(a2a)) as base:
@@ -79,7 +79,7 @@ async def test_a_mounted_app_starts_grpc_and_stops_its_runs_at_shutdown() -> Non
 
 
 async def test_a_mounted_app_runs_retention() -> None:
-    store = MemoryTaskStore()
+    store = MemoryStore()
     first = create_app(patient, card(), task_store=store, retention=None)
     with running(_host(first)) as base:
         async with connect(f"{base}/agent") as client:
@@ -95,7 +95,7 @@ async def test_a_mounted_app_runs_retention() -> None:
                 await client.get_task(ended.id)
 
 
-async def _removed(store: MemoryTaskStore, task_id: str) -> None:
+async def _removed(store: MemoryStore, task_id: str) -> None:
     """Wait (at most 10 s) until retention's first sweep, which runs in the background
     from start-up, has removed ``task_id``."""
     async with asyncio.timeout(10):
@@ -132,7 +132,7 @@ async def test_an_app_serves_your_own_handler() -> None:
 def test_an_own_handler_with_options_of_the_app_is_refused() -> None:
     handler = RequestHandler(patient, card())
     with pytest.raises(TypeError, match="task_store"):
-        A2AApp(handler=handler, task_store=MemoryTaskStore())
+        A2AApp(handler=handler, task_store=MemoryStore())
     with pytest.raises(TypeError, match="agent"):
         A2AApp(patient, handler=handler)
 
