@@ -9,6 +9,12 @@
   and SSE ``id:`` sequence numbers must rise;
 - agent cards (both well-known paths) must be valid ``AgentCard`` objects.
 
+Requests in another dialect (an ``A2A-Version`` other than 0.3, a seed-002 method, or a
+shared method with seed 002's ``sessionId``; the rule of docs/dialect-2025-early.md,
+spelled out here independently of parley's code) are checked only as JSON-RPC
+envelopes that echo the request's ``id``: their shapes are not v0.3's, and their own
+tests check them exactly.
+
 Violations are collected, never raised mid-response. ``conftest.py`` installs the
 observer on ``A2AApp`` for the whole session, so apps served by module- or
 session-scoped fixtures are observed too, and fails the test during which (or just
@@ -20,6 +26,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qs
 
 from tests.schema import validate_wire
 
@@ -39,6 +46,16 @@ SUCCESS_DEFINITION = {
     "agent/getAuthenticatedExtendedCard": "GetAuthenticatedExtendedCardSuccessResponse",
 }
 STREAMING_METHODS = frozenset({"message/stream", "tasks/resubscribe"})
+EARLY_METHODS = frozenset(
+    {
+        "agent/getCard",
+        "tasks/send",
+        "tasks/sendSubscribe",
+        "tasks/pushNotification/set",
+        "tasks/pushNotification/get",
+    }
+)
+SHARED_METHODS = frozenset({"tasks/get", "tasks/cancel", "tasks/resubscribe"})
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 _UNREADABLE = object()
 
@@ -130,6 +147,8 @@ def check_call(seen: Observations, call: _Call, rpc_path: str | None) -> None:
     if call.scope["method"] != "POST" or not (on_rpc_path or rpc_path is None):
         return
     request = _request(b"".join(call.request))
+    if not speaks_v0_3(call.scope, request):
+        request = _OtherDialect(request)
     if call.content_type.startswith(b"text/event-stream"):
         _check_sse(seen, request, response)
     elif call.content_type.startswith(b"application/json"):
@@ -171,10 +190,39 @@ def _check_sse(seen: Observations, request: Any, response: bytes) -> None:
         check_jsonrpc(seen, request, payload)
 
 
+class _OtherDialect(dict[str, Any]):
+    """A request in another dialect than v0.3: only its envelope is checked."""
+
+
+def speaks_v0_3(scope: Scope, request: Any) -> bool:
+    """Whether a JSON-RPC request is a v0.3 one (see the module docs)."""
+    if not isinstance(request, dict):
+        return True
+    headers = {name.lower(): value for name, value in scope.get("headers", ())}
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    version = (
+        headers.get(b"a2a-version", b"").decode("latin-1") or query.get("A2A-Version", [""])[0]
+    )
+    if version:
+        return version.strip() == "0.3"
+    method = request.get("method")
+    params = request.get("params")
+    if method in EARLY_METHODS:
+        return False
+    return not (method in SHARED_METHODS and isinstance(params, dict) and "sessionId" in params)
+
+
 def check_jsonrpc(seen: Observations, request: Any, payload: Any) -> None:
     """Check one JSON-RPC response against the request it answers."""
     method = request.get("method") if isinstance(request, dict) else None
-    if isinstance(payload, dict) and "error" in payload:
+    if isinstance(request, _OtherDialect):
+        if not isinstance(payload, dict) or payload.get("jsonrpc") != "2.0":
+            seen.violation(f"not a JSON-RPC 2.0 response: {payload!r:.300}")
+        elif ("result" in payload) == ("error" in payload):
+            seen.violation(f"a response needs exactly one of result and error: {payload!r:.300}")
+        else:
+            seen.checked += 1
+    elif isinstance(payload, dict) and "error" in payload:
         seen.check("JSONRPCErrorResponse", payload)
     elif method in SUCCESS_DEFINITION:
         seen.check(SUCCESS_DEFINITION[method], payload)

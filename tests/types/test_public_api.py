@@ -43,6 +43,7 @@ def test_public_names() -> None:
         "MessageSendConfiguration",
         "MessageSendParams",
         "MutualTLSSecurityScheme",
+        "NamedTaskSendParams",
         "OAuth2SecurityScheme",
         "OAuthFlows",
         "OpenIdConnectSecurityScheme",

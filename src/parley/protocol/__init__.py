@@ -2,9 +2,19 @@
 
 Sits on ``parley.types`` and below everything else: the operation table that drives
 every binding, the task state machine, the reducer that folds events into a task (used
-by the server and the client alike), and the error tree.
+by the server and the client alike), the error tree, and the JSON-RPC dialects (v0.3 and
+the seed-002 dialect in ``parley.protocol.early``) with the rule that tells them apart.
 """
 
+from parley.protocol._dialect import V0_3, Dialect, DialectMethod, TaskLookup
+from parley.protocol._dialects import (
+    DEFAULT_DIALECT,
+    DIALECTS,
+    DIALECTS_BY_NAME,
+    SHARED_METHODS,
+    dialect_for_version,
+    recognise,
+)
 from parley.protocol._errors import (
     ERROR_CLASSES,
     A2AError,
@@ -23,6 +33,7 @@ from parley.protocol._errors import (
     TaskNotFoundError,
     UnauthenticatedError,
     UnsupportedOperationError,
+    VersionNotSupportedError,
 )
 from parley.protocol._operations import (
     BY_GRPC_METHOD,
@@ -51,15 +62,22 @@ __all__ = [
     "BY_GRPC_METHOD",
     "BY_JSONRPC_METHOD",
     "BY_NAME",
+    "DEFAULT_DIALECT",
+    "DIALECTS",
+    "DIALECTS_BY_NAME",
     "ERROR_CLASSES",
     "INTERRUPTED_STATES",
     "OPERATIONS",
+    "SHARED_METHODS",
     "TERMINAL_STATES",
+    "V0_3",
     "A2AError",
     "AuthenticatedExtendedCardNotConfiguredError",
     "Capability",
     "ContentTypeNotSupportedError",
     "ConversionError",
+    "Dialect",
+    "DialectMethod",
     "InternalError",
     "InvalidAgentResponseError",
     "InvalidParamsError",
@@ -69,17 +87,21 @@ __all__ = [
     "Operation",
     "PermissionDeniedError",
     "PushNotificationNotSupportedError",
+    "TaskLookup",
     "TaskNotCancelableError",
     "TaskNotFoundError",
     "UnauthenticatedError",
     "UnsupportedOperationError",
+    "VersionNotSupportedError",
     "add_to_history",
     "apply",
     "can_move",
+    "dialect_for_version",
     "ends_interaction",
     "is_cancelable",
     "is_final",
     "is_interrupted",
     "is_terminal",
     "legal_moves",
+    "recognise",
 ]

@@ -17,6 +17,7 @@ no mapping of their own.
      +-- ContentTypeNotSupportedError                -32005  415  INVALID_ARGUMENT
      +-- InvalidAgentResponseError                   -32006  502  INTERNAL
      +-- AuthenticatedExtendedCardNotConfiguredError -32007  404  FAILED_PRECONDITION
+     +-- VersionNotSupportedError                    -32009  400  FAILED_PRECONDITION
      +-- UnauthenticatedError                        -31401  401  UNAUTHENTICATED
      +-- PermissionDeniedError                       -31403  403  PERMISSION_DENIED
 
@@ -185,6 +186,15 @@ class AuthenticatedExtendedCardNotConfiguredError(A2AError):
     default_message = "Authenticated Extended Card not configured"
 
 
+class VersionNotSupportedError(A2AError):
+    """The ``A2A-Version`` a request names is not one this agent speaks (v1.0.1 3.6.2)."""
+
+    code = -32009
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+    default_message = "This A2A version is not supported"
+
+
 class UnauthenticatedError(A2AError):
     code = -31401
     http_status = 401
@@ -219,6 +229,7 @@ ERROR_CLASSES: tuple[type[A2AError], ...] = (
     ContentTypeNotSupportedError,
     InvalidAgentResponseError,
     AuthenticatedExtendedCardNotConfiguredError,
+    VersionNotSupportedError,
     UnauthenticatedError,
     PermissionDeniedError,
 )

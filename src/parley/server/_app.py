@@ -14,6 +14,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from parley.protocol.early import authentication_of
 from parley.server import _gc
 from parley.server._agent import AgentExecutor
 from parley.server._card import CardPublisher, binding_path, check_card, resolve_target
@@ -37,9 +38,10 @@ ExtendedCard = AgentCard | Callable[[CallContext], Awaitable[AgentCard]]
 class A2AApp:
     """An A2A agent as an ASGI app (``create_app`` is another name for this class).
 
-    Serves the card at ``/.well-known/agent-card.json`` (and the older
-    ``/.well-known/agent.json``), the JSON-RPC binding at the path of the card's ``url``
-    (``/`` when the url is left empty for parley to fill), the public keys of
+    Serves the card at ``/.well-known/agent-card.json`` (and at the older
+    ``/.well-known/agent.json``, with seed 002's ``authentication`` member added), the
+    JSON-RPC binding at the path of the card's ``url`` (``/`` when the url is left empty
+    for parley to fill; it speaks v0.3 and the seed-002 dialect), the public keys of
     ``signing_keys`` at ``/.well-known/jwks.json`` (a fresh key when none is given: see
     ``SigningKeys``), and ``/health``. The card is
     checked here, so a card that promises what the server does not do fails at startup
@@ -124,11 +126,14 @@ class A2AApp:
         has_extended = handler.extended_card is not None
         check_card(card, served, push_notifications=False, extended_card=has_extended)
         self.card = CardPublisher(card, targets)
-        self.jsonrpc = JSONRPCBinding(self.handler, max_body_size=max_body_size)
+        self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
+        self.jsonrpc = JSONRPCBinding(
+            self.handler, max_body_size=max_body_size, card=self._public_card
+        )
         self.router = Starlette(
             routes=[
                 Route(AGENT_CARD_PATH, self._card, methods=["GET"]),
-                Route(OLD_AGENT_CARD_PATH, self._card, methods=["GET"]),
+                Route(OLD_AGENT_CARD_PATH, self._old_card, methods=["GET"]),
                 Route(JWKS_PATH, self._jwks, methods=["GET"]),
                 Route("/health", self._health, methods=["GET"]),
             ],
@@ -192,6 +197,21 @@ class A2AApp:
             media_type="application/jwk-set+json",
             headers={"Cache-Control": "public, max-age=300"},
         )
+
+    async def _old_card(self, request: Request) -> Response:
+        # The path seed-002 clients read, and older v0.3 clients too: the v0.3 card with
+        # seed 002's `authentication` member added, which each kind of client ignores
+        # when it does not know it (docs/dialect-2025-early.md). A signed card is left
+        # as signed.
+        rendered = self.card.render(request.scope)
+        if self.card.card.signatures is None and rendered.endswith(b"}"):
+            rendered = rendered[:-1] + self._old_card_tail
+        return Response(rendered, media_type="application/json")
+
+    def _public_card(self, call: CallContext) -> AgentCard:
+        if call.base_url is None:
+            return self.card.card
+        return self.card.for_base(call.base_url)
 
     async def _health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})

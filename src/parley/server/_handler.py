@@ -46,6 +46,7 @@ from parley.types import (
     ListTaskPushNotificationConfigParams,
     Message,
     MessageSendParams,
+    NamedTaskSendParams,
     Task,
     TaskIdParams,
     TaskPushNotificationConfig,
@@ -132,7 +133,7 @@ class RequestHandler:
         repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
         if repeat is not None:
             return repeat
-        if message.task_id:
+        if message.task_id and not await self._names_new_task(params):
             live = await self._attach(message.task_id)
             task = live.task
             assert task is not None
@@ -155,10 +156,15 @@ class RequestHandler:
                 return repeat
             message = message.model_copy(update={"context_id": task.context_id})
         else:
-            task_id = new_id()
+            task_id = message.task_id or new_id()
             repeat = await self.sent.claim(message, task_id)
             if repeat is not None:
                 return repeat
+            if task_id in self.runs.live:  # the caller's id, taken while we were claiming
+                raise InvalidParamsError(
+                    f"Task {task_id} was just started by another request; send again once "
+                    "it asks for input or finishes."
+                )
             message = message.model_copy(
                 update={"task_id": task_id, "context_id": message.context_id or new_id()}
             )
@@ -177,6 +183,14 @@ class RequestHandler:
         start = live.log.last_sequence
         self.runs.start(live, context)
         return live, start
+
+    async def _names_new_task(self, params: MessageSendParams) -> bool:
+        """Whether ``params`` name a task by the caller's own id that does not exist yet
+        (``NamedTaskSendParams``): it is then created with that id."""
+        if not isinstance(params, NamedTaskSendParams):
+            return False
+        assert params.message.task_id is not None
+        return await self.runs.attach(params.message.task_id) is None
 
     async def _related_tasks(self, message: Message) -> list[Task]:
         related: list[Task] = []

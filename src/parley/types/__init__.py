@@ -46,6 +46,7 @@ from parley.types._params import (
     ListTaskPushNotificationConfigParams,
     MessageSendConfiguration,
     MessageSendParams,
+    NamedTaskSendParams,
     TaskIdParams,
     TaskQueryParams,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "MessageSendConfiguration",
     "MessageSendParams",
     "MutualTLSSecurityScheme",
+    "NamedTaskSendParams",
     "OAuth2SecurityScheme",
     "OAuthFlows",
     "OpenIdConnectSecurityScheme",

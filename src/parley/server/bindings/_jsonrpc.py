@@ -5,6 +5,14 @@ validation, no dict detour), calls the handler method the operation table names,
 encodes the result straight to bytes. Only a request that fails validation takes the
 slow path, which works out which JSON-RPC error it deserves and which ``id`` to echo.
 
+Several dialects share the endpoint (``parley.protocol.DIALECTS``: v0.3, the seed-002
+dialect, ...). A v0.3 request with no ``A2A-Version`` takes the fast path above; every
+other request (another dialect, an explicit version, or an invalid request) is parsed
+once into JSON and served through its dialect's method table (``_answer``): decode the
+params into the core params, check, call the handler, encode in the dialect's shapes.
+The handler never knows which dialect a request came in. On a method name dialects
+share, only a body holding a dialect's ``hint`` bytes leaves the fast path.
+
 A streaming method (``message/stream``, ``tasks/resubscribe``) always answers with an SSE
 stream (spec 3.3.1, 7): an error met before the first event, from invalid params to an
 unknown task, is that stream's one event. Only a request whose method is not known
@@ -15,7 +23,9 @@ gets a plain ``application/json`` error.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qs
 
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_json
@@ -23,13 +33,21 @@ from starlette.types import Receive, Scope, Send
 
 from parley.protocol import (
     BY_JSONRPC_METHOD,
+    SHARED_METHODS,
+    V0_3,
     A2AError,
-    InvalidParamsError,
+    Dialect,
+    DialectMethod,
     InvalidRequestError,
     JSONParseError,
     MethodNotFoundError,
     Operation,
+    TaskNotFoundError,
+    recognise,
 )
+from parley.protocol._dialect import encode_result
+from parley.protocol._dialects import CLAIM_HINTS
+from parley.server._context import CallContext
 from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
@@ -42,39 +60,45 @@ from parley.server.bindings._http import (
     send_sse_error,
     stream_sse,
 )
-from parley.types import A2ARequest, Event
+from parley.types import A2ARequest, AgentCard, Event, Task, TaskQueryParams
 
 _REQUEST = TypeAdapter[Any](A2ARequest)
 _NO_ID = object()
 
+CardSource = Callable[[CallContext], AgentCard]
+"""The public card as the caller should see it (seed 002's ``agent/getCard``)."""
+
 
 def success(request_id: Any, result: Any) -> bytes:
     """A JSON-RPC success response, as bytes (``result`` is always present)."""
-    return b'{"jsonrpc":"2.0","id":%s,"result":%s}' % (to_json(request_id), encode_result(result))
+    return envelope(request_id, b"result", encode_result(result))
 
 
-def failure(request_id: Any, error: A2AError) -> bytes:
-    """A JSON-RPC error response, as bytes."""
-    return b'{"jsonrpc":"2.0","id":%s,"error":%s}' % (to_json(request_id), error.body())
+def failure(request_id: Any, error: A2AError, dialect: Dialect = V0_3) -> bytes:
+    """A JSON-RPC error response in ``dialect``'s codes, as bytes."""
+    return envelope(request_id, b"error", dialect.encode_error(error))
 
 
-def encode_result(result: Any) -> bytes:
-    if result is None:
-        return b"null"
-    if isinstance(result, list):
-        return b"[%s]" % b",".join(item.to_json() for item in result)
-    data: bytes = result.to_json()
-    return data
+def envelope(request_id: Any, member: bytes, value: bytes) -> bytes:
+    return b'{"jsonrpc":"2.0","id":%s,"%s":%s}' % (to_json(request_id), member, value)
 
 
 class JSONRPCBinding:
-    """The ASGI app of the JSON-RPC endpoint."""
+    """The ASGI app of the JSON-RPC endpoint.
+
+    ``card``: the public card for a call (``agent/getCard``); without it, the handler's.
+    """
 
     def __init__(
-        self, handler: RequestHandler, *, max_body_size: int = DEFAULT_MAX_BODY_SIZE
+        self,
+        handler: RequestHandler,
+        *,
+        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
+        card: CardSource | None = None,
     ) -> None:
         self.handler = handler
         self.max_body_size = max_body_size
+        self.card = card or (lambda call: handler.card)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["method"] != "POST":
@@ -92,15 +116,25 @@ class JSONRPCBinding:
             return
         except ClientGone:
             return
+        call = call_context(scope)
+        version = call.headers.get("a2a-version") or _query_version(scope)
+        if version and version != "0.3":
+            await self._answer(body, call, receive, send, version)
+            return
         try:
             request = _REQUEST.validate_json(body)
         except ValidationError:
-            request_id, problem, operation = diagnose(body)
-            await _fail(send, operation, failure(request_id, problem))
+            await self._answer(body, call, receive, send, version)
+            return
+        if (
+            not version
+            and request.method in SHARED_METHODS
+            and any(hint in body for hint in CLAIM_HINTS)
+        ):
+            await self._answer(body, call, receive, send)
             return
         operation = BY_JSONRPC_METHOD[request.method]
         method = getattr(self.handler, operation.name)
-        call = call_context(scope)
         try:
             result = await method(request.params, call)
         except Exception as error:
@@ -119,6 +153,93 @@ class JSONRPCBinding:
         else:
             await send_body(send, 200, success(request.id, result))
 
+    async def _answer(
+        self,
+        body: bytes,
+        call: CallContext,
+        receive: Receive,
+        send: Send,
+        version: str | None = None,
+    ) -> None:
+        """Serve a request through its dialect's method table (see the module docs)."""
+        dialect = V0_3
+        request_id: Any = None
+        try:
+            request_id, method, params = parse(body)
+            dialect = recognise(method, params, version)
+        except _Refused as refused:
+            await _fail(send, None, failure(refused.request_id, refused.error, dialect))
+            return
+        except A2AError as error:
+            await _fail(send, None, failure(request_id, error, dialect))
+            return
+        entry = dialect.methods.get(method)
+        if entry is None:
+            missing = MethodNotFoundError(f"Method not found: {method}")
+            await _fail(send, None, failure(request_id, missing, dialect))
+            return
+        try:
+            decoded = entry.decode(params)
+            checked = None if entry.check is None else await entry.check(params, self._lookup)
+            result = await self._call(entry.operation, decoded, call)
+        except Exception as error:
+            problem = failure(request_id, as_a2a_error(error), dialect)
+            await _fail(send, entry.operation, problem)
+            return
+        if entry.operation.streaming:
+            await self._stream(
+                receive, send, dialect, entry, request_id, result, (decoded, checked)
+            )
+        else:
+            await send_body(
+                send, 200, envelope(request_id, b"result", entry.encode(result, decoded))
+            )
+
+    async def _call(self, operation: Operation, params: Any, call: CallContext) -> Any:
+        if operation.name == "get_card":
+            return self.card(call)
+        return await getattr(self.handler, operation.name)(params, call)
+
+    async def _lookup(self, task_id: str) -> Task | None:
+        try:
+            return await self.handler.get_task(TaskQueryParams(id=task_id, history_length=0))
+        except TaskNotFoundError:
+            return None
+
+    @staticmethod
+    async def _stream(
+        receive: Receive,
+        send: Send,
+        dialect: Dialect,
+        entry: DialectMethod,
+        request_id: Any,
+        events: Any,
+        state: tuple[Any, Any],
+    ) -> None:
+        params, checked = state
+        if entry.stream_encoder is not None:
+            encode_event = entry.stream_encoder(params, checked)
+        else:
+
+            def encode_event(event: Any) -> bytes:
+                return entry.encode(event, params)
+
+        def encode(event: Event) -> bytes:
+            return envelope(request_id, b"result", encode_event(event))
+
+        def encode_error(problem: Exception) -> bytes:
+            return failure(request_id, as_a2a_error(problem), dialect)
+
+        await stream_sse(receive, send, events, encode, encode_error)
+
+
+def _query_version(scope: Scope) -> str | None:
+    query: bytes = scope.get("query_string", b"")
+    if not query or b"A2A-Version" not in query:
+        return None
+    values = parse_qs(query.decode("latin-1")).get("A2A-Version")
+    return values[0] if values else None
+
 
 async def _fail(send: Send, operation: Operation | None, error_response: bytes) -> None:
     """Answer with a JSON-RPC error: one SSE event for a streaming method, else JSON."""
@@ -128,39 +249,30 @@ async def _fail(send: Send, operation: Operation | None, error_response: bytes) 
         await send_body(send, 200, error_response)
 
 
-def diagnose(body: bytes) -> tuple[Any, A2AError, Operation | None]:
-    """Which error an invalid request deserves, the ``id`` to answer with (spec 8.1), and
-    the operation it asked for when that much of it is valid."""
+class _Refused(Exception):
+    def __init__(self, request_id: Any, error: A2AError) -> None:
+        self.request_id = request_id
+        self.error = error
+
+
+def parse(body: bytes) -> tuple[Any, str, Any]:
+    """The ``id``, ``method`` and ``params`` of a request body, its envelope checked (spec
+    8.1). Raises ``JSONParseError``, or ``_Refused`` with the id to answer with."""
     try:
         raw = json.loads(body)
     except ValueError as error:
-        return None, JSONParseError.from_decode(error), None
+        raise JSONParseError.from_decode(error) from None
     if not isinstance(raw, dict):
-        return None, InvalidRequestError("A JSON-RPC request must be a JSON object"), None
+        raise InvalidRequestError("A JSON-RPC request must be a JSON object")
     request_id = raw.get("id", _NO_ID)
     if request_id is _NO_ID:
         request_id = None
     elif isinstance(request_id, bool) or not isinstance(request_id, str | int | None):
-        problem = InvalidRequestError("The request id must be a string, a number or null")
-        return None, problem, None
+        raise InvalidRequestError("The request id must be a string, a number or null")
     if raw.get("jsonrpc") != "2.0":
-        return request_id, InvalidRequestError('The "jsonrpc" member must be exactly "2.0"'), None
+        problem = InvalidRequestError('The "jsonrpc" member must be exactly "2.0"')
+        raise _Refused(request_id, problem)
     method = raw.get("method")
     if not isinstance(method, str):
-        return request_id, InvalidRequestError('The "method" member must be a string'), None
-    operation = BY_JSONRPC_METHOD.get(method)
-    if operation is None:
-        return request_id, MethodNotFoundError(f"Method not found: {method}"), None
-    return request_id, _params_error(operation, raw.get("params")), operation
-
-
-def _params_error(operation: Operation, params: Any) -> A2AError:
-    if operation.params is None:
-        return InvalidParamsError(f"{operation.jsonrpc_method} takes no params object")
-    if params is None:
-        return InvalidParamsError(f"{operation.jsonrpc_method} needs a params object")
-    try:
-        operation.params.model_validate(params)
-    except ValidationError as error:
-        return InvalidParamsError.from_validation(operation.jsonrpc_method, error)
-    return InvalidRequestError("Request payload validation error")
+        raise _Refused(request_id, InvalidRequestError('The "method" member must be a string'))
+    return request_id, method, raw.get("params")
