@@ -200,7 +200,7 @@ def speaks_v0_3(scope: Scope, request: Any) -> bool:
         return True
     headers = {name.lower(): value for name, value in scope.get("headers", ())}
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-    version = (
+    version: str = (
         headers.get(b"a2a-version", b"").decode("latin-1") or query.get("A2A-Version", [""])[0]
     )
     if version:

@@ -27,6 +27,7 @@ def test_public_names() -> None:
         "JSONRPCTransport",
         "KeyNotFoundError",
         "NotAnAgentError",
+        "PROTOCOLS",
         "PushNotification",
         "PushReceiver",
         "StaticCredentials",

@@ -64,7 +64,7 @@ def test_a2a_version_selects_before_the_method() -> None:
     assert dialect_for_version("0.3") is V0_3
     assert dialect_for_version("0.3.0") is V0_3
     assert recognise("tasks/get", {"id": "t", "sessionId": "s"}, "0.3") is V0_3
-    with pytest.raises(VersionNotSupportedError, match="0.9"):
+    with pytest.raises(VersionNotSupportedError, match=r"0\.9"):
         dialect_for_version("0.9")
 
 
@@ -77,9 +77,12 @@ async def test_shared_name_with_session_is_answered_in_seed_002_shapes(
     v03 = await rpc(http, "tasks/get", {"id": "t-shared"})
     early_task = early["result"]
     v03_task = v03["result"]
-    assert isinstance(early_task, dict) and isinstance(v03_task, dict)
-    assert "kind" not in early_task and early_task["sessionId"] == "s-1"
-    assert v03_task["kind"] == "task" and v03_task["contextId"] == "s-1"
+    assert isinstance(early_task, dict)
+    assert isinstance(v03_task, dict)
+    assert "kind" not in early_task
+    assert early_task["sessionId"] == "s-1"
+    assert v03_task["kind"] == "task"
+    assert v03_task["contextId"] == "s-1"
     assert "sessionId" not in v03_task
 
 
@@ -99,7 +102,8 @@ async def test_unsupported_version_is_refused_with_the_request_id(
 ) -> None:
     answer = await rpc(http, "message/send", {}, {"A2A-Version": "7.1"})
     error = answer["error"]
-    assert isinstance(error, dict) and error["code"] == -32009
+    assert isinstance(error, dict)
+    assert error["code"] == -32009
     assert "7.1" in error["message"]
     request = {"jsonrpc": "2.0", "id": 7, "method": "message/send", "params": {}}
     response = await http.post("/?A2A-Version=7.1", json=request)

@@ -18,6 +18,7 @@ from parley.cli._common import (
     BearerOption,
     Connection,
     HeaderOption,
+    ProtocolOption,
     TransportOption,
     out,
     run,
@@ -54,12 +55,13 @@ def chat(
         Path, typer.Option("--save-dir", help="Where files the agent sends are saved.")
     ] = Path("."),
     transport: TransportOption = None,
+    protocol: ProtocolOption = None,
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
 ) -> None:
     """Talk with an agent, turn after turn, in one context."""
-    connection = Connection(url, transport, bearer, api_key, header)
+    connection = Connection(url, transport, bearer, api_key, header, protocol)
 
     async def action() -> None:
         async with connection.open() as client:

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from parley.client import (
+    PROTOCOLS,
     AgentUnreachableError,
     APIKeyAuth,
     BearerAuth,
@@ -61,6 +62,13 @@ TransportOption = Annotated[
     str | None,
     typer.Option("--transport", "-t", help="Use this transport: jsonrpc, grpc or rest."),
 ]
+ProtocolOption = Annotated[
+    str | None,
+    typer.Option(
+        "--protocol",
+        help="Speak this protocol: 0.3, or 2025-early (the earlier JSON-RPC dialect).",
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
 BearerOption = Annotated[
     str | None,
@@ -88,6 +96,7 @@ class Connection:
         bearer: str | None = None,
         api_key: str | None = None,
         headers: list[str] | None = None,
+        protocol: str | None = None,
     ) -> None:
         self.url = url
         if transport is not None and transport.lower() not in ("jsonrpc", "grpc", "rest"):
@@ -95,7 +104,9 @@ class Connection:
                 ExitCode.usage,
                 f"--transport must be one of jsonrpc, grpc, rest (not {transport!r})",
             )
+        check_protocol(protocol)
         self.transport = transport
+        self.protocol = protocol
         self.interceptors: list[ClientInterceptor] = []
         if bearer:
             self.interceptors.append(BearerAuth(bearer))
@@ -111,7 +122,13 @@ class Connection:
             transports=transports,
             use_client_preference=transports is not None,
             interceptors=self.interceptors,
+            protocol=self.protocol,
         )
+
+
+def check_protocol(protocol: str | None) -> None:
+    if protocol is not None and protocol not in PROTOCOLS:
+        fail(ExitCode.usage, f"--protocol must be one of {', '.join(PROTOCOLS)} (not {protocol!r})")
 
 
 class _Headers(ClientInterceptor):

@@ -20,7 +20,9 @@ from parley.cli._common import (
     ExitCode,
     HeaderOption,
     JsonOption,
+    ProtocolOption,
     TransportOption,
+    check_protocol,
     err,
     fail,
     out,
@@ -56,11 +58,12 @@ SaveOption = Annotated[
 ]
 
 
-def card(url: URL, json_output: JsonOption = False) -> None:
+def card(url: URL, json_output: JsonOption = False, protocol: ProtocolOption = None) -> None:
     """Fetch an agent card, check it, and show it."""
+    check_protocol(protocol)
 
     async def action() -> None:
-        agent_card = await fetch_card(url)
+        agent_card = await fetch_card(url, protocol=protocol)
         if json_output:
             print_json(agent_card)
         else:
@@ -94,6 +97,7 @@ def send(
         typer.Option("--push-token", help="Token the agent sends with each push notification."),
     ] = None,
     transport: TransportOption = None,
+    protocol: ProtocolOption = None,
     json_output: JsonOption = False,
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
@@ -101,7 +105,7 @@ def send(
 ) -> None:
     """Send a message; print the reply (exit 1 if the task fails)."""
     parts = message_parts(text, file or [], data)
-    connection = Connection(url, transport, bearer, api_key, header)
+    connection = Connection(url, transport, bearer, api_key, header, protocol)
     push = None if push_url is None else PushNotificationConfig(url=push_url, token=push_token)
 
     async def action() -> TaskState | None:
@@ -135,13 +139,14 @@ def get(
     ] = None,
     save_dir: SaveOption = Path("."),
     transport: TransportOption = None,
+    protocol: ProtocolOption = None,
     json_output: JsonOption = False,
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
 ) -> None:
     """Show a task (exit 1 if it failed, was rejected or canceled)."""
-    connection = Connection(url, transport, bearer, api_key, header)
+    connection = Connection(url, transport, bearer, api_key, header, protocol)
 
     async def action() -> TaskState:
         async with connection.open() as client:
@@ -160,13 +165,14 @@ def cancel(
     url: URL,
     task_id: Annotated[str, typer.Argument(help="The task's id.")],
     transport: TransportOption = None,
+    protocol: ProtocolOption = None,
     json_output: JsonOption = False,
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
 ) -> None:
     """Cancel a task."""
-    connection = Connection(url, transport, bearer, api_key, header)
+    connection = Connection(url, transport, bearer, api_key, header, protocol)
 
     async def action() -> None:
         async with connection.open() as client:
@@ -184,13 +190,14 @@ def resubscribe(
     task_id: Annotated[str, typer.Argument(help="The task's id.")],
     save_dir: SaveOption = Path("."),
     transport: TransportOption = None,
+    protocol: ProtocolOption = None,
     json_output: JsonOption = False,
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
 ) -> None:
     """Follow a task's events until its run ends."""
-    connection = Connection(url, transport, bearer, api_key, header)
+    connection = Connection(url, transport, bearer, api_key, header, protocol)
 
     async def action() -> TaskState | None:
         async with connection.open() as client:

@@ -17,7 +17,13 @@ from parley.client._errors import (
     NotAnAgentError,
     StreamInterruptedError,
 )
-from parley.client._factory import ClientConfig, ClientFactory, connect, in_memory_http_client
+from parley.client._factory import (
+    PROTOCOLS,
+    ClientConfig,
+    ClientFactory,
+    connect,
+    in_memory_http_client,
+)
 from parley.client._interceptors import BearerAuth, ClientCall, ClientInterceptor, ExtensionsHeader
 from parley.client._jwks import AgentKeys, KeyNotFoundError
 from parley.client._receiver import PushNotification, PushReceiver
@@ -38,6 +44,7 @@ from parley.client._transport import (
 from parley.client.transports import JSONRPCTransport, StreamingASGITransport
 
 __all__ = [
+    "PROTOCOLS",
     "APIKeyAuth",
     "AgentKeys",
     "AgentUnreachableError",

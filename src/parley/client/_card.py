@@ -8,6 +8,7 @@ refused with ``CardError`` whose ``problems`` name each field and what is wrong 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -18,10 +19,16 @@ from pydantic import ValidationError
 from parley.client._errors import CardError, NotAnAgentError
 from parley.client._transport import Timeouts
 from parley.client.transports._http import not_an_agent, refused, translated
+from parley.protocol.early import card_from_early, wire
 from parley.types import AgentCard
+
+_Parser = Callable[[Any, str], AgentCard]
 
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 """Where a base URL's card is looked for, in order (the second is the pre-0.3 name)."""
+EARLY = "2025-early"
+"""The protocol id of the seed-002 dialect, whose card is at ``/.well-known/agent.json``
+in its own shape."""
 
 
 def parse_card(data: bytes | str | dict[str, Any], source: str = "the card") -> AgentCard:
@@ -35,10 +42,7 @@ def parse_card(data: bytes | str | dict[str, Any], source: str = "the card") -> 
     try:
         card = AgentCard.model_validate(raw)
     except ValidationError as error:
-        problems = [
-            f"{'.'.join(str(p) for p in item['loc']) or 'card'}: {item['msg']}"
-            for item in error.errors(include_url=False, include_input=False)
-        ]
+        problems = _problems(error)
         raise CardError(
             f"{source} is not a valid agent card: " + "; ".join(problems[:5]), problems=problems
         ) from None
@@ -48,6 +52,31 @@ def parse_card(data: bytes | str | dict[str, Any], source: str = "the card") -> 
             f"{source} is not a valid agent card: " + "; ".join(problems), problems=problems
         )
     return card
+
+
+def parse_early_card(data: bytes | str | dict[str, Any], source: str = "the card") -> AgentCard:
+    """Validate a card of the 2025-early dialect (``authentication: {schemes}``) and give
+    it as a core ``AgentCard`` whose one interface is JSON-RPC at its ``url``; raises
+    ``CardError`` listing every problem found."""
+    try:
+        raw = json.loads(data) if isinstance(data, bytes | str) else data
+        card = wire.AgentCard.model_validate(raw)
+    except ValueError as error:
+        problems = [str(error)]
+        if isinstance(error, ValidationError):
+            problems = _problems(error)
+        raise CardError(
+            f"{source} is not a 2025-early agent card: " + "; ".join(problems[:5]),
+            problems=problems,
+        ) from None
+    return card_from_early(card)
+
+
+def _problems(error: ValidationError) -> list[str]:
+    return [
+        f"{'.'.join(str(p) for p in item['loc']) or 'card'}: {item['msg']}"
+        for item in error.errors(include_url=False, include_input=False)
+    ]
 
 
 def card_problems(card: AgentCard) -> list[str]:
@@ -93,18 +122,26 @@ async def fetch_card(
     *,
     timeouts: Timeouts | None = None,
     headers: dict[str, str] | None = None,
+    protocol: str | None = None,
 ) -> AgentCard:
     """The card at ``source``: a base URL, a card URL, or a file path.
+
+    With ``protocol="2025-early"`` the card is read in that dialect's shape, from
+    ``/.well-known/agent.json`` of a base URL.
 
     Raises ``CardError`` (no card, or a bad one), ``AgentUnreachableError``,
     ``NotAnAgentError``, ``UnauthenticatedError`` / ``PermissionDeniedError``.
     """
+    parse = parse_early_card if protocol == EARLY else parse_card
     if not source.startswith(("http://", "https://")):
-        return _read_file(source)
+        return _read_file(source, parse)
     limits = timeouts or Timeouts()
     http = http_client or httpx.AsyncClient()
+    urls = card_urls(source)
+    if protocol == EARLY and len(urls) > 1:
+        urls = urls[1:]
     try:
-        for url in card_urls(source):
+        for url in urls:
             with translated(url):
                 response = await http.get(
                     url,
@@ -112,9 +149,9 @@ async def fetch_card(
                     timeout=httpx.Timeout(limits.read, connect=limits.connect),
                     follow_redirects=True,
                 )
-            if response.status_code == 404 and url != card_urls(source)[-1]:
+            if response.status_code == 404 and url != urls[-1]:
                 continue
-            return _card_from(response, url)
+            return _card_from(response, url, parse)
         raise AssertionError("unreachable")  # pragma: no cover
     finally:
         if http_client is None:
@@ -130,7 +167,7 @@ def card_urls(source: str) -> list[str]:
     return [base + path for path in CARD_PATHS]
 
 
-def _card_from(response: httpx.Response, url: str) -> AgentCard:
+def _card_from(response: httpx.Response, url: str, parse: _Parser = parse_card) -> AgentCard:
     refused(response)
     if response.status_code == 404:
         raise NotAnAgentError(
@@ -142,16 +179,16 @@ def _card_from(response: httpx.Response, url: str) -> AgentCard:
         data = response.json()
     except ValueError:
         raise not_an_agent(response, "an agent card (the body is not JSON)") from None
-    return parse_card(data, f"the card at {url}")
+    return parse(data, f"the card at {url}")
 
 
-def _read_file(source: str) -> AgentCard:
+def _read_file(source: str, parse: _Parser = parse_card) -> AgentCard:
     path = Path(source)
     try:
         data = path.read_bytes()
     except OSError as error:
         raise CardError(f"cannot read the card file {source}: {error.strerror}") from None
-    return parse_card(data, f"the card file {source}")
+    return parse(data, f"the card file {source}")
 
 
 def _absolute(url: str) -> bool:

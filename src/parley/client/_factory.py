@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from parley.client._card import fetch_card
+from parley.client._card import EARLY, fetch_card
 from parley.client._client import Client
 from parley.client._errors import ClientError
 from parley.client._interceptors import ClientInterceptor
@@ -24,8 +24,10 @@ from parley.client._selection import (
     candidate_interfaces,
     no_interface_message,
 )
-from parley.client._transport import Timeouts
+from parley.client._transport import Timeouts, Transport
 from parley.client.transports._asgi import ASGIApp, StreamingASGITransport
+from parley.client.transports._early import EarlyDialect
+from parley.client.transports._jsonrpc import JSONRPCTransport
 from parley.protocol import A2AError
 from parley.types import AgentCard
 
@@ -50,6 +52,10 @@ class ClientConfig:
     extended_card: bool = True
     """Fetch the authenticated extended card when the card offers one and there are
     interceptors to carry credentials."""
+    protocol: str | None = None
+    """The protocol to speak: ``None`` or ``"0.3"`` (A2A v0.3, transport from the card),
+    or ``"2025-early"`` (the earlier JSON-RPC dialect, card from
+    ``/.well-known/agent.json``, JSON-RPC at its ``url``)."""
 
 
 class ClientFactory:
@@ -65,6 +71,14 @@ class ClientFactory:
         configuration.
         """
         config = self.config
+        _check_protocol(config.protocol)
+        if config.protocol == EARLY:
+            return self._client(
+                JSONRPCTransport(
+                    card.url, config.http_client, timeouts=config.timeouts, dialect=EarlyDialect()
+                ),
+                card,
+            )
         candidates = candidate_interfaces(
             card, config.transports, use_client_preference=config.use_client_preference
         )
@@ -74,6 +88,10 @@ class ClientFactory:
                 + no_interface_message(card, config.transports)
             )
         transport = FallbackTransport(candidates, config.http_client, timeouts=config.timeouts)
+        return self._client(transport, card)
+
+    def _client(self, transport: Transport, card: AgentCard) -> Client:
+        config = self.config
         return Client(
             transport,
             card=card,
@@ -86,14 +104,18 @@ class ClientFactory:
         """A client for the agent at ``source``: a base URL, a card URL, a card file,
         or a card. Raises what ``fetch_card`` raises, and ``ClientError``."""
         config = self.config
+        _check_protocol(config.protocol)
         card = (
             source
             if isinstance(source, AgentCard)
-            else await fetch_card(source, config.http_client, timeouts=config.timeouts)
+            else await fetch_card(
+                source, config.http_client, timeouts=config.timeouts, protocol=config.protocol
+            )
         )
         client = self.create(card)
         if (
-            config.extended_card
+            config.protocol != EARLY
+            and config.extended_card
             and card.supports_authenticated_extended_card
             and config.interceptors
         ):
@@ -103,6 +125,15 @@ class ClientFactory:
                 await client.aclose()
                 raise
         return client
+
+
+PROTOCOLS = ("0.3", EARLY)
+"""The protocol ids ``ClientConfig.protocol`` (and ``parley --protocol``) accept."""
+
+
+def _check_protocol(protocol: str | None) -> None:
+    if protocol is not None and protocol not in PROTOCOLS:
+        raise ClientError(f"Unknown protocol {protocol!r}; parley speaks {', '.join(PROTOCOLS)}")
 
 
 def in_memory_http_client(app: ASGIApp) -> httpx.AsyncClient:

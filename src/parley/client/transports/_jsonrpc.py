@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Protocol
 
 import httpx
 import httpx_sse
@@ -33,9 +33,10 @@ from parley.types import A2AModel
 class JSONRPCTransport:
     """Talks JSON-RPC 2.0 over HTTP to one agent URL.
 
-    ``http_client``: an ``httpx.AsyncClient`` to share (its base URL, auth, TLS and
-    proxies apply; the transport sets per-call timeouts from ``timeouts``). Without one
-    the transport makes its own and closes it in ``aclose``.
+    ``dialect``: the method names and shapes to speak (v0.3 by default; see
+    ``JSONRPCDialect``). ``http_client``: an ``httpx.AsyncClient`` to share (its base
+    URL, auth, TLS and proxies apply; the transport sets per-call timeouts from
+    ``timeouts``). Without one the transport makes its own and closes it in ``aclose``.
     """
 
     def __init__(
@@ -44,10 +45,12 @@ class JSONRPCTransport:
         http_client: httpx.AsyncClient | None = None,
         *,
         timeouts: Timeouts | None = None,
+        dialect: JSONRPCDialect | None = None,
         **options: Any,
     ) -> None:
         self.url = url
         self.timeouts = timeouts or Timeouts()
+        self.dialect: JSONRPCDialect = dialect or V0_3_CODEC
         self._owns_client = http_client is None
         self.http = http_client or httpx.AsyncClient()
         self._ids = itertools.count(1)
@@ -56,27 +59,31 @@ class JSONRPCTransport:
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
     ) -> Any:
         request_id = next(self._ids)
+        content = self.dialect.body(request_id, operation, params)
         with translated(self.url):
             response = await self.http.post(
                 self.url,
-                content=_body(request_id, operation, params),
+                content=content,
                 headers=http_headers(context, stream=False),
                 params=context.query,
                 timeout=http_timeout(self.timeouts, operation),
             )
-        return _result(operation, request_id, response, response.content)
+        result = unwrap(request_id, response, response.content, self.dialect.error)
+        return self.dialect.result(operation, params, result)
 
     async def stream(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
     ) -> AsyncIterator[StreamItem]:
         request_id = next(self._ids)
         position = StreamPosition(last_event_id=context.last_event_id)
+        content = self.dialect.body(request_id, operation, params)
+        events = self.dialect.events(operation, params)
         with translated(self.url, position):
             async with httpx_sse.aconnect_sse(
                 self.http,
                 "POST",
                 self.url,
-                content=_body(request_id, operation, params),
+                content=content,
                 headers=http_headers(context, stream=True),
                 params=context.query,
                 timeout=http_timeout(self.timeouts, operation),
@@ -84,15 +91,19 @@ class JSONRPCTransport:
                 response = source.response
                 if not _is_event_stream(response):
                     body = await response.aread()
-                    yield StreamItem(_result(operation, request_id, response, body), None)
+                    for event in events(unwrap(request_id, response, body, self.dialect.error)):
+                        yield StreamItem(event, None)
                     return
                 position.started = True
                 async for sse in source.aiter_sse():
                     event_id = int(sse.id) if sse.id.isdigit() else None
-                    event = _result(operation, request_id, response, sse.data)
+                    result = unwrap(request_id, response, sse.data, self.dialect.error)
                     if event_id is not None:
                         position.last_event_id = event_id
-                    yield StreamItem(event, event_id)
+                    *first, last = events(result)
+                    for event in first:  # made up by the dialect: no id of their own
+                        yield StreamItem(event, None)
+                    yield StreamItem(last, event_id)
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -106,24 +117,69 @@ def create_jsonrpc_transport(
     return JSONRPCTransport(url, http_client, **options)
 
 
-def _body(request_id: int, operation: Operation, params: A2AModel | None) -> bytes:
-    head = b'{"jsonrpc":"2.0","id":%d,"method":"%s"' % (
-        request_id,
-        operation.jsonrpc_method.encode(),
-    )
-    if params is None:
-        return head + b"}"
-    return head + b',"params":%s}' % params.to_json()
+class JSONRPCDialect(Protocol):
+    """What a JSON-RPC dialect changes in the transport: method names and params on the
+    way out, results, stream events and error codes on the way back."""
+
+    def body(self, request_id: int, operation: Operation, params: A2AModel | None) -> bytes:
+        """The request body of ``operation``; raises ``A2AError`` for what the dialect
+        cannot say."""
+        ...
+
+    def result(self, operation: Operation, params: A2AModel | None, result: Any) -> Any:
+        """The ``result`` member (parsed JSON) as the operation's core result."""
+        ...
+
+    def events(self, operation: Operation, params: A2AModel | None) -> Callable[[Any], list[Any]]:
+        """The decoder of one stream: each ``result`` member -> the core events it stands
+        for (at least one; the last is the one the SSE event's id belongs to)."""
+        ...
+
+    def error(self, code: int, message: str | None, data: Any) -> A2AError:
+        """The core error for an ``error`` member."""
+        ...
+
+
+class _V0_3:
+    """v0.3: the operation table's method names and parley's own wire types."""
+
+    def body(self, request_id: int, operation: Operation, params: A2AModel | None) -> bytes:
+        head = b'{"jsonrpc":"2.0","id":%d,"method":"%s"' % (
+            request_id,
+            operation.jsonrpc_method.encode(),
+        )
+        if params is None:
+            return head + b"}"
+        return head + b',"params":%s}' % params.to_json()
+
+    def result(self, operation: Operation, params: A2AModel | None, result: Any) -> Any:
+        return decode_result(operation, result)
+
+    def events(self, operation: Operation, params: A2AModel | None) -> Callable[[Any], list[Any]]:
+        def decode(result: Any) -> list[Any]:
+            return [decode_result(operation, result)]
+
+        return decode
+
+    def error(self, code: int, message: str | None, data: Any) -> A2AError:
+        return A2AError.from_code(code, message, data)
+
+
+V0_3_CODEC: JSONRPCDialect = _V0_3()
 
 
 def _is_event_stream(response: httpx.Response) -> bool:
     return "text/event-stream" in response.headers.get("content-type", "")
 
 
-def _result(
-    operation: Operation, request_id: int, response: httpx.Response, body: bytes | str
+def unwrap(
+    request_id: int,
+    response: httpx.Response,
+    body: bytes | str,
+    errors: Callable[[int, str | None, Any], A2AError],
 ) -> Any:
-    """The decoded result of a JSON-RPC answer, or the error it carries, raised."""
+    """The ``result`` member of a JSON-RPC answer, or the error it carries, raised
+    (built by ``errors`` from its code, message and data)."""
     refused(response)
     try:
         envelope = json.loads(body)
@@ -133,21 +189,17 @@ def _result(
         raise not_an_agent(response, "a JSON-RPC response")
     error = envelope.get("error")
     if isinstance(error, dict):
-        raise _error(error)
+        code = error.get("code")
+        message = error.get("message")
+        raise errors(
+            code if isinstance(code, int) else -32603,
+            message if isinstance(message, str) else None,
+            error.get("data"),
+        )
     if "result" not in envelope:
         raise not_an_agent(response, "a JSON-RPC response (it has neither result nor error)")
     if envelope.get("id") != request_id:
         raise InvalidAgentResponseError(
             f"The agent answered request {request_id} with id {envelope.get('id')!r}"
         )
-    return decode_result(operation, envelope["result"])
-
-
-def _error(error: dict[str, Any]) -> A2AError:
-    code = error.get("code")
-    message = error.get("message")
-    return A2AError.from_code(
-        code if isinstance(code, int) else -32603,
-        message if isinstance(message, str) else None,
-        error.get("data"),
-    )
+    return envelope["result"]
