@@ -32,6 +32,8 @@ from parley.protocol.early import (
     SessionNotFoundError,
     event_from_early,
     message_to_early,
+    push_config_from_early,
+    push_config_to_early,
     task_from_early,
     wire,
 )
@@ -75,13 +77,8 @@ class EarlyDialect:
             return self._send_params(params)
         if isinstance(params, core.TaskPushNotificationConfig):
             task_id = params.task_id
-            config = params.push_notification_config
-            headers = None
-            authentication = config.authentication
-            if authentication is not None and authentication.credentials:
-                scheme = authentication.schemes[0] if authentication.schemes else "Bearer"
-                headers = {"Authorization": f"{scheme} {authentication.credentials}"}
-            fields: dict[str, Any] = {"url": config.url, "headers": headers or {}}
+            pushed = push_config_to_early(params.push_notification_config)
+            fields: dict[str, Any] = {"url": pushed.url, "headers": pushed.headers or {}}
         else:
             assert isinstance(params, core.TaskQueryParams | core.TaskIdParams)
             task_id = params.id
@@ -120,7 +117,10 @@ class EarlyDialect:
         try:
             if operation.name in ("set_push_config", "get_push_config"):
                 config = wire.PushNotificationConfig.model_validate(result)
-                return _push_config(_task_of(params), config)
+                return core.TaskPushNotificationConfig(
+                    task_id=_task_of(params),
+                    push_notification_config=push_config_from_early(config.url, config.headers),
+                )
             task = task_from_early(
                 wire.Task.model_validate(result), self.sessions.get(_task_of(params))
             )
@@ -186,20 +186,3 @@ def _task_of(params: core.A2AModel | None) -> str:
     if isinstance(params, core.TaskPushNotificationConfig):
         return params.task_id
     return getattr(params, "id", "")
-
-
-def _push_config(
-    task_id: str, config: wire.PushNotificationConfig
-) -> core.TaskPushNotificationConfig:
-    authentication = None
-    scheme, _, credentials = (config.headers or {}).get("Authorization", "").partition(" ")
-    if credentials:
-        authentication = core.PushNotificationAuthenticationInfo(
-            schemes=[scheme], credentials=credentials
-        )
-    return core.TaskPushNotificationConfig(
-        task_id=task_id,
-        push_notification_config=core.PushNotificationConfig(
-            url=config.url, authentication=authentication
-        ),
-    )

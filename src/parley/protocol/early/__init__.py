@@ -17,6 +17,8 @@ from parley.protocol.early._convert import (
     event_from_early,
     message_to_early,
     part_to_early,
+    push_config_from_early,
+    push_config_to_early,
     task_from_early,
     task_to_early,
 )
@@ -44,6 +46,8 @@ __all__ = [
     "event_from_early",
     "message_to_early",
     "part_to_early",
+    "push_config_from_early",
+    "push_config_to_early",
     "task_from_early",
     "task_to_early",
     "wire",

@@ -152,14 +152,14 @@ def authentication_of(card: core.AgentCard) -> early.AgentAuthentication:
     return early.AgentAuthentication(schemes=schemes)
 
 
-def push_config_to_early(config: core.TaskPushNotificationConfig) -> early.PushNotificationConfig:
-    push = config.push_notification_config
+def push_config_to_early(config: core.PushNotificationConfig) -> early.PushNotificationConfig:
+    """``url`` and ``headers``; the core's credentials become an ``Authorization`` header."""
     headers: dict[str, str] | None = None
-    authentication = push.authentication
+    authentication = config.authentication
     if authentication is not None and authentication.credentials:
         scheme = authentication.schemes[0] if authentication.schemes else "Bearer"
         headers = {"Authorization": f"{scheme} {authentication.credentials}"}
-    return early.PushNotificationConfig(url=push.url, headers=headers)
+    return early.PushNotificationConfig(url=config.url, headers=headers)
 
 
 # -- seed 002 -> core -------------------------------------------------------------------
@@ -179,6 +179,18 @@ def part_from_early(part: early.Part) -> core.Part:
     else:
         raise ValueError("a file part needs its bytes or a uri")
     return core.FilePart(file=content, metadata=part.metadata)
+
+
+def push_config_from_early(url: str, headers: dict[str, str] | None) -> core.PushNotificationConfig:
+    """An ``Authorization: <scheme> <credentials>`` header becomes the core's
+    authentication; other headers have no place in the core config and are dropped."""
+    authentication = None
+    scheme, _, credentials = (headers or {}).get("Authorization", "").partition(" ")
+    if credentials:
+        authentication = core.PushNotificationAuthenticationInfo(
+            schemes=[scheme], credentials=credentials
+        )
+    return core.PushNotificationConfig(url=url, authentication=authentication)
 
 
 def message_from_early(

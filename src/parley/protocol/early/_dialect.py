@@ -31,6 +31,7 @@ from parley.protocol.early._convert import (
     card_to_early,
     message_from_early,
     message_to_early,
+    push_config_from_early,
     push_config_to_early,
     status_to_early,
     task_to_early,
@@ -88,24 +89,14 @@ def _send(method: str) -> Callable[[Any], core.NamedTaskSendParams]:
             configuration=core.MessageSendConfiguration(
                 accepted_output_modes=sent.accepted_output_modes,
                 history_length=sent.history_length,
-                push_notification_config=None if push is None else _push_config(push),
+                push_notification_config=None
+                if push is None
+                else push_config_from_early(push.url, push.headers),
             ),
             metadata=sent.metadata,
         )
 
     return decode
-
-
-def _push_config(
-    push: early.PushNotificationConfig | early.TaskPushNotificationParams,
-) -> core.PushNotificationConfig:
-    authentication = None
-    scheme, _, credentials = (push.headers or {}).get("Authorization", "").partition(" ")
-    if credentials:
-        authentication = core.PushNotificationAuthenticationInfo(
-            schemes=[scheme], credentials=credentials
-        )
-    return core.PushNotificationConfig(url=push.url, authentication=authentication)
 
 
 def _get(params: Any) -> core.TaskQueryParams:
@@ -126,7 +117,8 @@ def _task_id(method: str) -> Callable[[Any], core.TaskIdParams]:
 def _set_push(params: Any) -> core.TaskPushNotificationConfig:
     wanted = _parse(early.TaskPushNotificationParams, "tasks/pushNotification/set", params)
     return core.TaskPushNotificationConfig(
-        task_id=wanted.id, push_notification_config=_push_config(wanted)
+        task_id=wanted.id,
+        push_notification_config=push_config_from_early(wanted.url, wanted.headers),
     )
 
 
@@ -180,7 +172,7 @@ def _task_result(result: Any, params: Any) -> bytes:
 
 
 def _push_result(result: Any, params: Any) -> bytes:
-    return push_config_to_early(result).to_json()
+    return push_config_to_early(result.push_notification_config).to_json()
 
 
 def _card_result(result: Any, params: Any) -> bytes:
