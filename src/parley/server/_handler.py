@@ -161,10 +161,7 @@ class RequestHandler:
             if repeat is not None:
                 return repeat
             if task_id in self.runs.live:  # the caller's id, taken while we were claiming
-                raise InvalidParamsError(
-                    f"Task {task_id} was just started by another request; send again once "
-                    "it asks for input or finishes."
-                )
+                raise _just_started(task_id)
             message = message.model_copy(
                 update={"task_id": task_id, "context_id": message.context_id or new_id()}
             )
@@ -189,8 +186,12 @@ class RequestHandler:
         (``NamedTaskSendParams``): it is then created with that id."""
         if not isinstance(params, NamedTaskSendParams):
             return False
-        assert params.message.task_id is not None
-        return await self.runs.attach(params.message.task_id) is None
+        task_id = params.message.task_id
+        assert task_id is not None
+        live = await self.runs.attach(task_id)
+        if live is not None and live.task is None:  # created by a request still setting up
+            raise _just_started(task_id)
+        return live is None
 
     async def _related_tasks(self, message: Message) -> list[Task]:
         related: list[Task] = []
@@ -370,6 +371,13 @@ _REFUSALS: dict[Capability, Callable[[], A2AError]] = {
         "This agent has no authenticated extended card"
     ),
 }
+
+
+def _just_started(task_id: str) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"Task {task_id} was just started by another request; send again once it asks "
+        "for input or finishes."
+    )
 
 
 def _check_history_length(history_length: int | None) -> None:
