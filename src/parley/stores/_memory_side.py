@@ -22,6 +22,8 @@ class MemorySide:
         self._push: dict[str, dict[str, PushNotificationConfig]] = {}
         self._outbox: dict[int, OutboxEntry] = {}
         self._outbox_ids = itertools.count(1)
+        self._claims: dict[int, float] = {}
+        """Outbox entry id -> when its claim expires."""
         self._leases: dict[str, Lease] = {}
         self._tokens: dict[str, int] = {}
 
@@ -32,6 +34,7 @@ class MemorySide:
         self._tokens.pop(task_id, None)
         for entry_id in [i for i, e in self._outbox.items() if e.task_id == task_id]:
             del self._outbox[entry_id]
+            self._claims.pop(entry_id, None)
 
     # -- push configs ----------------------------------------------------------------
 
@@ -61,6 +64,7 @@ class MemorySide:
                 entry_id,
                 entry.attempts,
                 entry.due,
+                entry.created or time.time(),
             )
 
     async def outbox_due(self, now: float, limit: int = 100) -> list[OutboxEntry]:
@@ -68,8 +72,24 @@ class MemorySide:
         due.sort(key=lambda entry: entry.id)
         return due[:limit]
 
+    async def outbox_claim(
+        self, holder: str, now: float, lease: float, limit: int
+    ) -> list[OutboxEntry]:
+        heads: dict[tuple[str, str], OutboxEntry] = {}
+        for entry in self._outbox.values():  # in id order: entries keep their place
+            heads.setdefault((entry.task_id, entry.config_id), entry)
+        claimed: list[OutboxEntry] = []
+        for entry in heads.values():
+            if len(claimed) == limit:
+                break
+            if entry.due <= now and self._claims.get(entry.id, 0.0) <= now:
+                self._claims[entry.id] = now + lease
+                claimed.append(entry)
+        return claimed
+
     async def outbox_done(self, entry_id: int) -> None:
         self._outbox.pop(entry_id, None)
+        self._claims.pop(entry_id, None)
 
     async def outbox_retry(self, entry_id: int, due: float) -> None:
         entry = self._outbox.get(entry_id)
@@ -82,7 +102,9 @@ class MemorySide:
                 entry_id,
                 entry.attempts + 1,
                 due,
+                entry.created,
             )
+            self._claims.pop(entry_id, None)
 
     # -- leases ----------------------------------------------------------------------
 

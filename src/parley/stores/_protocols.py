@@ -89,6 +89,9 @@ class OutboxEntry:
     attempts: int = 0
     due: float = 0.0
     """Epoch seconds: not before this."""
+    created: float = 0.0
+    """Epoch seconds the entry was written (set by the store): delivery gives up a
+    deadline after it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,12 +229,22 @@ class OutboxStore(Protocol):
         """Entries due at ``now``, oldest first (by task, then sequence)."""
         ...
 
+    async def outbox_claim(
+        self, holder: str, now: float, lease: float, limit: int
+    ) -> list[OutboxEntry]:
+        """Claim up to ``limit`` entries for ``holder`` until ``now + lease``: entries due
+        at ``now`` that no live claim holds and that come first in their *lane* (no
+        entry of the same task and config with a lower id is still in the outbox), so
+        one lane is delivered in order, by one claimer at a time. Atomic: two claimers
+        (processes) never get the same entry while its claim lives."""
+        ...
+
     async def outbox_done(self, entry_id: int) -> None:
         """Remove a delivered (or given up) entry."""
         ...
 
     async def outbox_retry(self, entry_id: int, due: float) -> None:
-        """Count one more attempt and try again at ``due``."""
+        """Count one more attempt and try again at ``due`` (the claim is released)."""
         ...
 
 

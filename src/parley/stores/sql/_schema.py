@@ -70,8 +70,12 @@ outbox = Table(
     Column("payload", Text, nullable=False),
     Column("attempts", Integer, nullable=False, server_default="0"),
     Column("due", Double, nullable=False),
+    Column("created", Double, nullable=False, server_default="0"),
+    Column("holder", String, nullable=True),
+    Column("leased_until", Double, nullable=False, server_default="0"),
     Index("ix_parley_outbox_due", "due"),
     Index("ix_parley_outbox_task_id", "task_id"),
+    Index("ix_parley_outbox_lane", "task_id", "config_id", "id"),
 )
 
 leases = Table(

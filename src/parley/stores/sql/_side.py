@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import Any
 
-from sqlalchemy import case, delete, select, update
+from sqlalchemy import Row, case, delete, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.stores._protocols import Lease, OutboxEntry
@@ -72,19 +73,38 @@ class SQLSide(SQLBase):
         engine = await self._connect()
         query = select(outbox).where(outbox.c.due <= now).order_by(outbox.c.id).limit(limit)
         async with engine.connect() as connection:
-            rows = await connection.execute(query)
-            return [
-                OutboxEntry(
-                    row.task_id,
-                    row.config_id,
-                    row.sequence,
-                    row.payload,
-                    row.id,
-                    row.attempts,
-                    row.due,
-                )
-                for row in rows
-            ]
+            return [_entry(row) for row in await connection.execute(query)]
+
+    async def outbox_claim(
+        self, holder: str, now: float, lease: float, limit: int
+    ) -> list[OutboxEntry]:
+        engine = await self._connect()
+        earlier = outbox.alias("earlier")
+        heads = (
+            select(outbox.c.id)
+            .where(
+                outbox.c.due <= now,
+                outbox.c.leased_until <= now,
+                ~exists().where(
+                    earlier.c.task_id == outbox.c.task_id,
+                    earlier.c.config_id == outbox.c.config_id,
+                    earlier.c.id < outbox.c.id,
+                ),
+            )
+            .order_by(outbox.c.id)
+            .limit(limit)
+        )
+        if not self.is_sqlite:  # SQLite has one writer at a time: nothing to skip
+            heads = heads.with_for_update(skip_locked=True, of=outbox)
+        claim = (
+            update(outbox)
+            .where(outbox.c.id.in_(heads.scalar_subquery()), outbox.c.leased_until <= now)
+            .values(holder=holder, leased_until=now + lease)
+            .returning(*outbox.c)
+        )
+        async with engine.begin() as connection:
+            rows = await connection.execute(claim)
+            return sorted((_entry(row) for row in rows), key=lambda entry: entry.id)
 
     async def outbox_done(self, entry_id: int) -> None:
         engine = await self._connect()
@@ -97,7 +117,7 @@ class SQLSide(SQLBase):
             await connection.execute(
                 update(outbox)
                 .where(outbox.c.id == entry_id)
-                .values(attempts=outbox.c.attempts + 1, due=due)
+                .values(attempts=outbox.c.attempts + 1, due=due, holder=None, leased_until=0.0)
             )
 
     # -- leases ----------------------------------------------------------------------
@@ -166,3 +186,16 @@ async def fenced(connection: AsyncConnection, held: Sequence[Lease]) -> str | No
         if tokens.get(lease.task_id) != lease.token:
             return lease.task_id
     return None
+
+
+def _entry(row: Row[Any]) -> OutboxEntry:
+    return OutboxEntry(
+        row.task_id,
+        row.config_id,
+        row.sequence,
+        row.payload,
+        row.id,
+        row.attempts,
+        row.due,
+        row.created,
+    )

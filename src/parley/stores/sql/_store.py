@@ -235,6 +235,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
             )
         )
     if part.outbox:
+        written = time.time()
         await connection.execute(
             outbox.insert(),
             [
@@ -245,6 +246,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
                     "payload": entry.payload,
                     "attempts": entry.attempts,
                     "due": entry.due,
+                    "created": entry.created or written,
                 }
                 for entry in part.outbox
             ],
