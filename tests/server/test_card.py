@@ -67,7 +67,6 @@ async def test_given_url_is_kept_and_its_path_serves_jsonrpc() -> None:
             {"additional_interfaces": [AgentInterface(url="http://x/", transport="GRPC")]},
             "additionalInterfaces[0].transport",
         ),
-        ({"capabilities": {"pushNotifications": True}}, "capabilities.pushNotifications"),
         ({"supports_authenticated_extended_card": True}, "supportsAuthenticatedExtendedCard"),
     ],
 )

@@ -18,7 +18,8 @@ import base64
 import re
 from collections.abc import AsyncIterator
 
-from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
+from parley.server import A2AApp, AgentContext, InputRequired, SigningKeys, agent, create_app
+from parley.server.push import PushSettings
 from parley.stores import Store
 from parley.types import (
     AgentCapabilities,
@@ -160,7 +161,7 @@ def demo_card(url: str = "") -> AgentCard:
         description="Plays the A2A scenarios: jokes, reports, flight booking, files, echo.",
         url=url,
         version="0.1.0",
-        capabilities=AgentCapabilities(streaming=True, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=True, push_notifications=True),
         default_input_modes=["text/plain", "application/octet-stream"],
         default_output_modes=["text/plain", "application/json", "application/octet-stream"],
         skills=[
@@ -198,9 +199,17 @@ def demo_card(url: str = "") -> AgentCard:
     )
 
 
-def create_demo_app(*, url: str = "", task_store: Store | None = None) -> A2AApp:
-    """The demo agent as an ASGI app."""
-    return create_app(demo, demo_card(url), task_store=task_store)
+def create_demo_app(
+    *,
+    url: str = "",
+    task_store: Store | None = None,
+    push: PushSettings | None = None,
+    signing_keys: SigningKeys | None = None,
+) -> A2AApp:
+    """The demo agent as an ASGI app (it declares push notifications)."""
+    return create_app(
+        demo, demo_card(url), task_store=task_store, push=push, signing_keys=signing_keys
+    )
 
 
 __all__ = ["create_demo_app", "demo", "demo_card"]

@@ -3,7 +3,7 @@ server beside them; runs on its own or mounted in Starlette or FastAPI."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from importlib.util import find_spec
 from typing import Any
@@ -17,7 +17,13 @@ from starlette.types import Receive, Scope, Send
 from parley.protocol.early import authentication_of
 from parley.server import _gc
 from parley.server._agent import AgentExecutor
-from parley.server._card import CardPublisher, binding_path, check_card, resolve_target
+from parley.server._card import (
+    CardError,
+    CardPublisher,
+    binding_path,
+    check_card,
+    resolve_target,
+)
 from parley.server._context import CallContext
 from parley.server._grpc_options import GRPCOptions
 from parley.server._handler import RequestHandler
@@ -25,6 +31,7 @@ from parley.server._keys import SigningKeys
 from parley.server._retention import DEFAULT_RETENTION, Retention
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
+from parley.server.push._configs import PushSettings
 from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
 
@@ -43,7 +50,9 @@ class A2AApp:
     JSON-RPC binding at the path of the card's ``url`` (``/`` when the url is left empty
     for parley to fill; it speaks v0.3 and the seed-002 dialect), the public keys of
     ``signing_keys`` at ``/.well-known/jwks.json`` (a fresh key when none is given: see
-    ``SigningKeys``), and ``/health``. The card is
+    ``SigningKeys``), and ``/health``. When the card declares
+    ``capabilities.pushNotifications`` the app serves push (``push``: ``PushSettings``,
+    the defaults when not given; see docs/push.md). The card is
     checked here, so a card that promises what the server does not do fails at startup
     with ``CardError`` naming the field.
 
@@ -54,7 +63,8 @@ class A2AApp:
 
     ``handler``: serve your own ``RequestHandler`` (a subclass, or one built with
     options of its own) instead of one built from ``agent``; the agent, card, task
-    store, extended card and retention are then the handler's, and passing them here
+    store, extended card, retention, signing keys and push settings are then the
+    handler's, and passing them here
     too is a ``TypeError``. The extended card it serves is completed like the public one.
 
     Run on its own (uvicorn, ``parley serve``), the app's lifespan starts and stops the
@@ -82,14 +92,18 @@ class A2AApp:
         grpc: GRPCOptions | None = None,
         tune_gc: bool = True,
         signing_keys: SigningKeys | None = None,
+        push: PushSettings | None = None,
     ) -> None:
         self.tune_gc = tune_gc
-        self.signing_keys = signing_keys if signing_keys is not None else SigningKeys.generate()
         self.max_body_size = max_body_size
         self._running = False
         if handler is None:
             if agent is None or card is None:
                 raise TypeError("A2AApp needs an agent and its card, or a handler")
+            if push is not None and not card.capabilities.push_notifications:
+                raise CardError(
+                    "push settings were given, but capabilities.pushNotifications is not true"
+                )
             completed = None if extended_card is None else self._completed(extended_card)
             handler = RequestHandler(
                 agent,
@@ -97,12 +111,16 @@ class A2AApp:
                 task_store=task_store,
                 extended_card=completed,
                 retention=retention,
+                push=push,
+                signing_keys=signing_keys,
             )
         else:
-            _check_own_handler(handler, agent, card, task_store, extended_card, retention)
+            own = {"signing_keys": signing_keys, "push": push}
+            _check_own_handler(handler, agent, card, task_store, extended_card, retention, own)
             if handler.extended_card is not None:
                 handler.extended_card = self._completed(handler.extended_card)
         self.handler = handler
+        self.signing_keys = handler.signing_keys
         card = handler.card
         preferred = card.preferred_transport
         self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
@@ -124,7 +142,7 @@ class A2AApp:
         if card.url and preferred in served:
             served[preferred] = card.url
         has_extended = handler.extended_card is not None
-        check_card(card, served, push_notifications=False, extended_card=has_extended)
+        check_card(card, served, extended_card=has_extended)
         self.card = CardPublisher(card, targets)
         self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
         self.jsonrpc = JSONRPCBinding(
@@ -251,6 +269,7 @@ def _check_own_handler(
     task_store: Store | None,
     extended_card: ExtendedCard | None,
     retention: Retention | None,
+    own: Mapping[str, object],
 ) -> None:
     given = {
         "agent": agent is not None,
@@ -258,6 +277,7 @@ def _check_own_handler(
         "task_store": task_store is not None,
         "extended_card": extended_card is not None,
         "retention": retention is not DEFAULT_RETENTION,
+        **{name: value is not None for name, value in own.items()},
     }
     clashing = [name for name, is_given in given.items() if is_given]
     if clashing:

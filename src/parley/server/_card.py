@@ -47,7 +47,6 @@ def check_card(
     card: AgentCard,
     served: Mapping[str, str],
     *,
-    push_notifications: bool,
     extended_card: bool,
 ) -> None:
     """Refuse a card that promises what the server does not do.
@@ -71,11 +70,6 @@ def check_card(
                 f"additionalInterfaces[{index}].url is {interface.url!r}, but "
                 f"{interface.transport} is served at {served[interface.transport]!r}"
             )
-    if card.capabilities.push_notifications and not push_notifications:
-        raise CardError(
-            "capabilities.pushNotifications is true, but push notifications are not "
-            "supported by this server yet"
-        )
     if card.supports_authenticated_extended_card and not extended_card:
         raise CardError("supportsAuthenticatedExtendedCard is true, but no extended card was given")
     if extended_card and not card.supports_authenticated_extended_card:

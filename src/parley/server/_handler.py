@@ -34,9 +34,12 @@ from parley.server._agent import AgentExecutor, check_agent
 from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
 from parley.server._ids import new_id
+from parley.server._keys import SigningKeys
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
 from parley.server._runs import CANCELED, LiveTask, RunSink, TaskRuns, logger
+from parley.server.push._configs import PushSettings
+from parley.server.push._service import PushService
 from parley.stores import MemoryStore, Store, StoredEvent
 from parley.types import (
     AgentCard,
@@ -47,6 +50,7 @@ from parley.types import (
     Message,
     MessageSendParams,
     NamedTaskSendParams,
+    PushNotificationConfig,
     Task,
     TaskIdParams,
     TaskPushNotificationConfig,
@@ -65,6 +69,10 @@ class RequestHandler:
     ``extended_card`` is the card ``agent/getAuthenticatedExtendedCard`` returns: a card,
     or an async function of the call that returns one (and may raise
     ``UnauthenticatedError``) for cards that depend on who asks.
+
+    When the card declares ``capabilities.pushNotifications`` the handler serves the push
+    config operations and delivers notifications (``push`` settings, signed with
+    ``signing_keys``: see ``parley.server.push``).
     """
 
     def __init__(
@@ -75,6 +83,8 @@ class RequestHandler:
         task_store: Store | None = None,
         extended_card: AgentCard | ExtendedCardProvider | None = None,
         retention: Retention | None = DEFAULT_RETENTION,
+        push: PushSettings | None = None,
+        signing_keys: SigningKeys | None = None,
     ) -> None:
         self.agent = check_agent(agent)
         self.card = card
@@ -84,6 +94,15 @@ class RequestHandler:
         self.runs = TaskRuns(agent, self.task_store)
         self.sent = SentMessages(self.runs)
         self.retention = None if retention is None else RetentionJob(self.task_store, retention)
+        self.signing_keys = signing_keys if signing_keys is not None else SigningKeys.generate()
+        """What the agent signs with (push notifications; the app publishes the keys)."""
+        self.push: PushService | None = None
+        if card.capabilities.push_notifications:
+            settings = push if push is not None else PushSettings()
+            self.push = PushService(
+                self.task_store, self.signing_keys, settings, issuer=card.url or None
+            )
+            self.runs.notifications = self.push
 
     # -- message/send, message/stream ------------------------------------------------
 
@@ -128,7 +147,8 @@ class RequestHandler:
         if configuration is not None:
             _check_history_length(configuration.history_length)
             if configuration.push_notification_config is not None:
-                self._require("set_push_config")
+                push = self._require_push("set_push_config")
+                await push.configs.check(configuration.push_notification_config)
         message = params.message
         repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
         if repeat is not None:
@@ -177,6 +197,8 @@ class RequestHandler:
             related_tasks=await self._related_tasks(message),
             call=call,
         )
+        if configuration is not None and configuration.push_notification_config is not None:
+            await self._set_push_config(live, configuration.push_notification_config)
         start = live.log.last_sequence
         self.runs.start(live, context)
         return live, start
@@ -294,26 +316,56 @@ class RequestHandler:
     async def set_push_config(
         self, params: TaskPushNotificationConfig, call: CallContext | None = None
     ) -> TaskPushNotificationConfig:
-        self._require("set_push_config")
-        raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
+        """Add or replace one of the task's push configs (spec 7.5); its id is the
+        task's when none is given. Raises ``TaskNotFoundError``, or ``InvalidParamsError``
+        for a URL or authentication the agent will not deliver to."""
+        push = self._require_push("set_push_config")
+        live = await self._attach(params.task_id)
+        try:
+            await push.configs.check(params.push_notification_config)
+            return await self._set_push_config(live, params.push_notification_config)
+        finally:
+            self.runs.release(live)
+
+    async def _set_push_config(
+        self, live: LiveTask, config: PushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        stored = await self._require_push("set_push_config").configs.save(live.task_id, config)
+        live.push_configs = None  # the next event reads the task's configs again
+        return stored
 
     async def get_push_config(
         self, params: GetTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> TaskPushNotificationConfig:
-        self._require("get_push_config")
-        raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
+        """One push config of the task (spec 7.6): the one with the task's id when no
+        config id is given."""
+        push = self._require_push("get_push_config")
+        await self._require_task(params.id)
+        return await push.configs.get(params.id, params.push_notification_config_id)
 
     async def list_push_configs(
         self, params: ListTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> list[TaskPushNotificationConfig]:
-        self._require("list_push_configs")
-        raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
+        """Every push config of the task (spec 7.7)."""
+        push = self._require_push("list_push_configs")
+        await self._require_task(params.id)
+        return await push.configs.list(params.id)
 
     async def delete_push_config(
         self, params: DeleteTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> None:
-        self._require("delete_push_config")
-        raise PushNotificationNotSupportedError  # pragma: no cover - not built yet
+        """Remove one push config of the task (spec 7.8); no error if it has no such one."""
+        push = self._require_push("delete_push_config")
+        await self._require_task(params.id)
+        await push.configs.delete(params.id, params.push_notification_config_id)
+        live = self.runs.live.get(params.id)
+        if live is not None:
+            live.push_configs = None
+
+    async def _require_task(self, task_id: str) -> None:
+        live = self.runs.live.get(task_id)
+        if (live is None or live.task is None) and await self.task_store.get(task_id) is None:
+            raise TaskNotFoundError(f"Task {task_id} was not found")
 
     async def get_extended_card(
         self, params: None = None, call: CallContext | None = None
@@ -336,18 +388,27 @@ class RequestHandler:
         if capability is not None and capability not in self.capabilities:
             raise _REFUSALS[capability]()
 
+    def _require_push(self, operation: str) -> PushService:
+        self._require(operation)
+        assert self.push is not None  # the card declares push, so the handler made it
+        return self.push
+
     async def start(self) -> None:
         """Server start-up: settle the tasks a previous process left running (see
         ``_recovery``) and start removing expired tasks (see ``Retention``)."""
         await recover(self.runs)
         if self.retention is not None:
             self.retention.start()
+        if self.push is not None:
+            self.push.start()
 
     async def aclose(self) -> None:
         """Stop every agent run still going, and the retention job."""
         if self.retention is not None:
             await self.retention.aclose()
         await self.runs.aclose()
+        if self.push is not None:
+            await self.push.aclose()
 
 
 def declared_capabilities(card: AgentCard) -> frozenset[Capability]:

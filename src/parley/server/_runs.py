@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from parley.protocol import (
     InvalidAgentResponseError,
@@ -28,7 +30,7 @@ from parley.server._context import RequestContext
 from parley.server._events import EventLog
 from parley.server._ids import now
 from parley.server._recovery import ResumableAgent
-from parley.stores import Store, StoredEvent
+from parley.stores import OutboxEntry, Store, StoredEvent
 from parley.types import (
     Event,
     Message,
@@ -66,6 +68,17 @@ class LiveTask:
     """True once the latest event ended the interaction (see ``ends_interaction``)."""
     pending_user_message: Message | None = None
     """The incoming message of a new task, until the task exists to hold it."""
+    push_configs: tuple[str, ...] | None = None
+    """Ids of the task's push configs (``None``: not read from the store yet)."""
+
+
+class Notifications(Protocol):
+    """What an event of a task causes in the push outbox, written with the event."""
+
+    async def entries(self, live: LiveTask, stored: StoredEvent) -> Sequence[OutboxEntry]: ...
+
+    def wake(self) -> None:
+        """Entries were written: deliver them."""
 
 
 class RunSink:
@@ -88,6 +101,8 @@ class TaskRuns:
         self.agent = agent
         self.store = store
         self.live: dict[str, LiveTask] = {}
+        self.notifications: Notifications | None = None
+        """Push: the outbox entries each stored event causes (see ``parley.server.push``)."""
         self._background: set[asyncio.Task[None]] = set()
 
     async def attach(self, task_id: str) -> LiveTask | None:
@@ -132,7 +147,11 @@ class TaskRuns:
                 # Stored before any reader sees it: a sequence number a client was given
                 # always names the same event, even after a crash and restart.
                 stored = StoredEvent(live.log.last_sequence + 1, event)
-                await self.store.append(live.task_id, (stored,))
+                notifications = self.notifications
+                outbox = await notifications.entries(live, stored) if notifications else ()
+                await self.store.append(live.task_id, (stored,), outbox=outbox)
+                if notifications and outbox:
+                    notifications.wake()
             sequence = live.log.append(event)
             live.ended = ends_interaction(event)
             if direct_reply:

@@ -6,6 +6,7 @@ outbox) and ``parley.types``. The request handler serves the config operations; 
 owns the worker and the signing keys. See docs/push.md.
 """
 
+from parley.server.push._configs import PushSettings
 from parley.server.push._delivery import (
     JWT_HEADER,
     TOKEN_HEADER,
@@ -21,12 +22,15 @@ from parley.server.push._guard import (
     address_kind,
     system_resolver,
 )
+from parley.server.push._worker import PushRetry
 
 __all__ = [
     "JWT_HEADER",
     "TOKEN_HEADER",
     "GuardedTransport",
     "Outcome",
+    "PushRetry",
+    "PushSettings",
     "Resolver",
     "WebhookGuard",
     "WebhookRefused",

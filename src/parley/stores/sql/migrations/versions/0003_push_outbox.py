@@ -19,9 +19,7 @@ def upgrade() -> None:
     with op.batch_alter_table("parley_outbox") as outbox:
         outbox.add_column(sa.Column("created", sa.Double, nullable=False, server_default="0"))
         outbox.add_column(sa.Column("holder", sa.String, nullable=True))
-        outbox.add_column(
-            sa.Column("leased_until", sa.Double, nullable=False, server_default="0")
-        )
+        outbox.add_column(sa.Column("leased_until", sa.Double, nullable=False, server_default="0"))
     op.create_index("ix_parley_outbox_lane", "parley_outbox", ["task_id", "config_id", "id"])
 
 

@@ -1,0 +1,90 @@
+"""The push config operations (spec 7.5-7.8) and the settings of push delivery.
+
+``PushSettings`` is what an app is given to serve push (``create_app(push=...)``); the
+request handler serves ``tasks/pushNotificationConfig/*`` and
+``configuration.pushNotificationConfig`` through ``PushConfigs``, which checks each config
+when it is set: its URL against the SSRF guard, its authentication against what parley can
+send. Both refusals are ``-32602`` with a message saying what to change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from parley.protocol import InvalidParamsError
+from parley.server.push._delivery import scheme_for
+from parley.server.push._guard import WebhookGuard, WebhookRefused
+from parley.server.push._worker import PushRetry
+from parley.stores import PushConfigStore
+from parley.types import PushNotificationConfig, TaskPushNotificationConfig
+
+
+@dataclass(frozen=True)
+class PushSettings:
+    """How an app delivers push notifications.
+
+    ``allow``: CIDR ranges webhooks may be in although not public (plain ``http``
+    allowed there), as ``parley serve --allow-push-to``. ``retry``: backoff, deadline and
+    per-attempt timeout. ``concurrency``: deliveries in flight per process.
+    """
+
+    allow: Iterable[str] = ()
+    retry: PushRetry = field(default_factory=PushRetry)
+    concurrency: int = 64
+    guard: WebhookGuard | None = None
+    """A guard of your own (a custom resolver); ``allow`` is then not used."""
+
+    def make_guard(self) -> WebhookGuard:
+        return self.guard if self.guard is not None else WebhookGuard(self.allow)
+
+
+class PushConfigs:
+    """Checks and stores push configs; the handler calls it once the task is known."""
+
+    def __init__(self, store: PushConfigStore, guard: WebhookGuard) -> None:
+        self.store = store
+        self.guard = guard
+
+    async def check(self, config: PushNotificationConfig) -> None:
+        """Refuse a config the agent will not deliver to (``InvalidParamsError``)."""
+        try:
+            scheme_for(config.authentication)
+        except ValueError as exc:
+            raise InvalidParamsError(str(exc)) from None
+        try:
+            await self.guard.check_url(config.url)
+        except WebhookRefused as exc:
+            raise InvalidParamsError(
+                f"pushNotificationConfig.url is refused: {exc}. An agent posts notifications "
+                "only over https to public addresses (the server may allow more ranges with "
+                "--allow-push-to)."
+            ) from None
+
+    async def save(
+        self, task_id: str, config: PushNotificationConfig
+    ) -> TaskPushNotificationConfig:
+        """Store a checked ``config`` for the task (its id is the task's when not given)."""
+        if not config.id:
+            config = config.model_copy(update={"id": task_id})
+        await self.store.set_push_config(task_id, config)
+        return TaskPushNotificationConfig(task_id=task_id, push_notification_config=config)
+
+    async def get(self, task_id: str, config_id: str | None) -> TaskPushNotificationConfig:
+        config_id = config_id or task_id
+        config = await self.store.get_push_config(task_id, config_id)
+        if config is None:
+            raise InvalidParamsError(
+                f"Task {task_id} has no push notification config {config_id!r}"
+            )
+        return TaskPushNotificationConfig(task_id=task_id, push_notification_config=config)
+
+    async def list(self, task_id: str) -> list[TaskPushNotificationConfig]:
+        return [
+            TaskPushNotificationConfig(task_id=task_id, push_notification_config=config)
+            for config in await self.store.list_push_configs(task_id)
+        ]
+
+    async def delete(self, task_id: str, config_id: str) -> None:
+        """Remove a config (no error if the task has no such config)."""
+        await self.store.delete_push_config(task_id, config_id)
