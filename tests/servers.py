@@ -12,12 +12,22 @@ from typing import Any
 import uvicorn
 
 
-@contextlib.contextmanager
-def running(app: Any, *, host: str = "127.0.0.1", timeout: float = 10.0) -> Iterator[str]:
-    """Serve ``app`` on uvicorn and yield its base URL (``http://127.0.0.1:PORT``)."""
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing listens on now."""
     with socket.socket() as probe:
         probe.bind((host, 0))
-        port = probe.getsockname()[1]
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def running(
+    app: Any, *, host: str = "127.0.0.1", timeout: float = 10.0, port: int | None = None
+) -> Iterator[str]:
+    """Serve ``app`` on uvicorn (on ``port``, or a free one) and yield its base URL
+    (``http://127.0.0.1:PORT``)."""
+    if port is None:
+        port = free_port(host)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)

@@ -1,5 +1,9 @@
-"""A real webhook for push tests: a small Starlette app on uvicorn at 127.0.0.1 that keeps
-every request it gets and answers what the test scripts (say, 503 twice, then 200)."""
+"""A real webhook for push tests: an ASGI app on uvicorn at 127.0.0.1 that answers what
+the test scripts first (say, 503 twice), then accepts.
+
+With ``keys`` it is parley's receiver (``PushReceiver``) verifying each notification
+against the agent's key set, as a real receiver would; without, it keeps what it gets.
+"""
 
 from __future__ import annotations
 
@@ -9,11 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
+from parley.client import AgentKeys, PushNotification, PushReceiver
+from parley.types import Task
 from tests.servers import running
 
 
@@ -25,43 +30,66 @@ class Received:
 
 @dataclass
 class Webhook:
-    """What the webhook got; ``answers`` are popped one per request (then 200)."""
+    """What the webhook got; ``answers`` are popped one per request (then it accepts)."""
 
+    keys: AgentKeys | None = None
     received: list[Received] = field(default_factory=list)
+    """Every request it accepted (raw), in arrival order."""
+    tasks: list[Task] = field(default_factory=list)
+    """The verified Tasks, in arrival order (with ``keys``)."""
     answers: list[int] = field(default_factory=list)
     retry_after: str | None = None
     redirect_to: str | None = None
     changed: threading.Condition = field(default_factory=threading.Condition)
 
-    async def endpoint(self, request: Request) -> Response:
+    def __post_init__(self) -> None:
+        self.receiver = None if self.keys is None else PushReceiver(self._keep, self.keys)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            return
         if self.redirect_to is not None:
-            return RedirectResponse(self.redirect_to, status_code=307)
-        body = await request.body()
+            await RedirectResponse(self.redirect_to, status_code=307)(scope, receive, send)
+            return
         with self.changed:
             status = self.answers.pop(0) if self.answers else 200
-            if status == 200:
-                self.received.append(Received(dict(request.headers), body))
-                self.changed.notify_all()
-        headers = {"Retry-After": self.retry_after} if self.retry_after and status != 200 else {}
-        return Response(b"", status, headers=headers)
+        if status != 200:
+            headers = {"Retry-After": self.retry_after} if self.retry_after else {}
+            await Response(b"", status, headers=headers)(scope, receive, send)
+            return
+        request = Request(scope, receive)
+        if self.receiver is not None:
+            await self.receiver(scope, receive, send)
+            return
+        received = Received(dict(request.headers), await request.body())
+        with self.changed:
+            self.received.append(received)
+            self.changed.notify_all()
+        await Response(b"", 200)(scope, receive, send)
 
-    def app(self) -> Starlette:
-        return Starlette(routes=[Route("/hook", self.endpoint, methods=["POST"])])
+    async def _keep(self, notification: PushNotification) -> None:
+        with self.changed:
+            self.tasks.append(notification.task)
+            self.changed.notify_all()
 
-    async def wait_for(self, count: int, within: float = 30.0) -> list[Received]:
-        """The notifications, once ``count`` are in (fails after ``within`` seconds)."""
+    def count(self) -> int:
+        return len(self.tasks) if self.receiver is not None else len(self.received)
+
+    async def wait_for(self, count: int, within: float = 60.0) -> None:
+        """Return once ``count`` notifications are in (fail after ``within`` seconds)."""
 
         def wait() -> bool:
             with self.changed:
-                return self.changed.wait_for(lambda: len(self.received) >= count, within)
+                return self.changed.wait_for(lambda: self.count() >= count, within)
 
-        assert await asyncio.to_thread(wait), f"{len(self.received)} of {count} arrived"
-        return list(self.received)
+        assert await asyncio.to_thread(wait), f"{self.count()} of {count} arrived"
 
 
 @contextmanager
-def webhook() -> Iterator[tuple[Webhook, str]]:
+def webhook(
+    keys: AgentKeys | None = None, port: int | None = None
+) -> Iterator[tuple[Webhook, str]]:
     """A running webhook and its URL (``http://127.0.0.1:PORT/hook``)."""
-    hook = Webhook()
-    with running(hook.app()) as base:
+    hook = Webhook(keys)
+    with running(hook, port=port) as base:
         yield hook, f"{base}/hook"
