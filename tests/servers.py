@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
+import httpx
 import uvicorn
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -42,3 +48,34 @@ def running(
     finally:
         server.should_exit = True
         thread.join(timeout)
+
+
+@contextlib.contextmanager
+def parley_serve(
+    arguments: list[str], log: Path, *, port: int | None = None, timeout: float = 30.0
+) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """``parley serve ARGUMENTS --port PORT`` in a subprocess (stderr appended to
+    ``log``), once its ``/health`` answers: yields the process and its base URL."""
+    port = free_port() if port is None else port
+    command = [str(Path(sys.executable).with_name("parley")), "serve", *arguments]
+    with log.open("ab") as errors:
+        process = subprocess.Popen(
+            [*command, "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"server did not start:\n{log.read_text()}")
+            time.sleep(0.05)
+        yield process, base
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(10)

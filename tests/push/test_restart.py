@@ -9,14 +9,11 @@ import asyncio
 import os
 import signal
 import subprocess
-import sys
-import time
 import uuid
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator
+from contextlib import AbstractContextManager, asynccontextmanager
 from pathlib import Path
 
-import httpx
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -27,45 +24,17 @@ from parley.stores.sql import database_url
 from parley.types import PushNotificationConfig, Task, TaskState
 from tests.push.push_agent import CHUNKS
 from tests.push.webhook import webhook
-from tests.servers import free_port
+from tests.servers import free_port, parley_serve
 
-ROOT = Path(__file__).resolve().parents[2]
 UPDATES = 2 + CHUNKS + 1  # the task, working, the chunks, completed
 
 
-@contextmanager
-def _serve(database: str, log: Path, port: int, key: Path) -> Iterator[subprocess.Popen[bytes]]:
-    command = [
-        str(Path(sys.executable).with_name("parley")),
-        "serve",
-        "tests.push.push_agent:agent",
-        "--db",
-        database,
-        "--port",
-        str(port),
-        "--allow-push-to",
-        "127.0.0.1/32",
-        "--signing-key",
-        str(key),
-    ]
-    with log.open("ab") as errors:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors)
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start:\n{log.read_text()}")
-            time.sleep(0.05)
-        yield process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(10)
+def _serve(
+    database: str, log: Path, port: int, key: Path
+) -> AbstractContextManager[tuple[subprocess.Popen[bytes], str]]:
+    arguments = ["tests.push.push_agent:agent", "--db", database]
+    push = ["--allow-push-to", "127.0.0.1/32", "--signing-key", str(key)]
+    return parley_serve([*arguments, *push], log, port=port)
 
 
 def _key(directory: Path) -> Path:
@@ -119,7 +88,7 @@ async def test_pending_notifications_are_delivered_once_after_sigkill(
     agent_port, hook_port = free_port(), free_port()
     base, hook_url = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{hook_port}/hook"
     async with _database(kind, tmp_path) as database:
-        with _serve(database, log, agent_port, key) as first:
+        with _serve(database, log, agent_port, key) as (first, _):
             async with await connect(base) as client:
                 task = await client.send_message(
                     "go", push_notification_config=PushNotificationConfig(url=hook_url)

@@ -9,12 +9,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -22,48 +18,13 @@ import httpx
 from httpx_sse import connect_sse
 
 from parley.server._recovery import RESTARTED
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+from tests.servers import parley_serve
 
 
-@contextmanager
-def _server(database: str, log: Path) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    port = _free_port()
-    command = [
-        str(Path(sys.executable).with_name("parley")),
-        "serve",
-        "tests.stores.slow_agent:agent",
-        "--db",
-        database,
-        "--port",
-        str(port),
-    ]
-    with log.open("ab") as errors:
-        process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 20
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start:\n{log.read_text()}")
-            time.sleep(0.05)
-        yield process, base
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            process.wait(10)
+def _server(
+    database: str, log: Path
+) -> AbstractContextManager[tuple[subprocess.Popen[bytes], str]]:
+    return parley_serve(["tests.stores.slow_agent:agent", "--db", database], log)
 
 
 def _rpc(method: str, params: dict[str, Any]) -> dict[str, Any]:
