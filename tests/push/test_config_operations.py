@@ -10,8 +10,7 @@ import pytest
 from parley.client import Client
 from parley.client._factory import ClientConfig, ClientFactory
 from parley.protocol import InvalidParamsError, TaskNotFoundError
-from parley.server import create_app
-from parley.server.bindings._grpc import GRPCOptions
+from parley.server import GRPCOptions, create_app
 from parley.server.push import PushSettings
 from parley.types import (
     AgentCapabilities,
