@@ -17,6 +17,7 @@ import asyncio
 from collections.abc import AsyncIterator
 
 from parley.server import A2AApp, AgentContext, GRPCOptions, InputRequired, agent, create_app
+from parley.server.push import PushSettings
 from parley.types import (
     AgentCapabilities,
     AgentCard,
@@ -57,13 +58,13 @@ async def interop(ctx: AgentContext) -> AsyncIterator[Output]:
         yield f"echo: {text}"
 
 
-def interop_card(*, streaming: bool = True, extended: bool = True) -> AgentCard:
+def interop_card(*, streaming: bool = True, extended: bool = True, push: bool = False) -> AgentCard:
     return AgentCard(
         name="parley interop agent",
         description="Answers the official SDK's client in the interop suite.",
         url="",
         version="1.0.0",
-        capabilities=AgentCapabilities(streaming=streaming, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=streaming, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes text.", tags=["echo"])],
@@ -84,13 +85,15 @@ def extended_card() -> AgentCard:
     )
 
 
-def interop_app(*, streaming: bool = True, extended: bool = True) -> A2AApp:
+def interop_app(*, streaming: bool = True, extended: bool = True, push: bool = False) -> A2AApp:
     """parley's interop agent on every binding: JSON-RPC at ``/``, HTTP+JSON at ``/v1/...``
     and gRPC on a free port of 127.0.0.1, all three in the card's ``additionalInterfaces``
-    (parley fills them in), so the SDK's ``ClientFactory`` picks one as its users' would."""
+    (parley fills them in), so the SDK's ``ClientFactory`` picks one as its users' would.
+    With ``push`` it declares push notifications and may post to 127.0.0.1."""
     return create_app(
         interop,
-        interop_card(streaming=streaming, extended=extended),
+        interop_card(streaming=streaming, extended=extended, push=push),
+        push=PushSettings(allow=["127.0.0.1/32"]) if push else None,
         extended_card=extended_card() if extended else None,
         rest=True,
         grpc=GRPCOptions(host="127.0.0.1", port=0),
