@@ -11,7 +11,6 @@ from parley.demo import ASK_DETAILS, JOKE, REPORT_SECTIONS
 from parley.protocol import (
     AuthenticatedExtendedCardNotConfiguredError,
     InvalidParamsError,
-    PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
 )
@@ -136,20 +135,19 @@ async def test_resubscribe_unknown_task(client: Client) -> None:
             pass
 
 
-async def test_push_config_methods_answer_not_supported(client: Client) -> None:
-    """Spec 7.5-7.8: an agent without push notifications answers -32003 to each."""
+async def test_push_config_methods_reach_the_demo(client: Client) -> None:
+    """Spec 7.5-7.8: the demo agent declares push notifications; its guard refuses a
+    webhook on a private address (-32602), so the task keeps no config."""
     task = await send_task(client, "tell me a joke")
     config = TaskPushNotificationConfig(
-        task_id=task.id, push_notification_config=PushNotificationConfig(url="https://x.test/")
+        task_id=task.id, push_notification_config=PushNotificationConfig(url="https://10.0.0.1/")
     )
-    with pytest.raises(PushNotificationNotSupportedError):
+    with pytest.raises(InvalidParamsError, match="private address"):
         await client.set_push_config(config)
-    with pytest.raises(PushNotificationNotSupportedError):
+    assert await client.list_push_configs(task.id) == []
+    with pytest.raises(InvalidParamsError, match="no push notification config"):
         await client.get_push_config(task.id, "c1")
-    with pytest.raises(PushNotificationNotSupportedError):
-        await client.list_push_configs(task.id)
-    with pytest.raises(PushNotificationNotSupportedError):
-        await client.delete_push_config(task.id, "c1")
+    await client.delete_push_config(task.id, "c1")
 
 
 async def test_extended_card_not_configured(client: Client) -> None:

@@ -10,7 +10,9 @@ same first words as parley's interop agent (``tests/interop/agents.py``).
     python sdk_server.py --port N [--binding JSONRPC|HTTP+JSON|GRPC] [--grpc-port M]
         [--plain]
 
-``--plain`` serves the agent with streaming off and no extended card.
+``--plain`` serves the agent with streaming off and no extended card; ``--push``
+declares push notifications, served by the SDK's in-memory config store and its
+``BasePushNotificationSender``.
 """
 
 from __future__ import annotations
@@ -97,14 +99,14 @@ async def chunks(updater: TaskUpdater, pieces: list[str], pause: float) -> None:
         )
 
 
-def card(url: str, binding: str, *, plain: bool) -> AgentCard:
+def card(url: str, binding: str, *, plain: bool, push: bool = False) -> AgentCard:
     return AgentCard(
         name="a2a-sdk interop agent",
         description="The official SDK's side of the interop suite.",
         url=url,
         version="1.0.0",
         preferred_transport=binding,
-        capabilities=AgentCapabilities(streaming=not plain, push_notifications=False),
+        capabilities=AgentCapabilities(streaming=not plain, push_notifications=push),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes text.", tags=["echo"])],
@@ -125,10 +127,21 @@ def main() -> None:
     parser.add_argument("--binding", default="JSONRPC")
     parser.add_argument("--grpc-port", type=int)
     parser.add_argument("--plain", action="store_true")
+    parser.add_argument("--push", action="store_true")
     options = parser.parse_args()
     base = f"http://127.0.0.1:{options.port}"
+    push = {}
+    if options.push:
+        import httpx
+        from a2a.server.tasks import BasePushNotificationSender, InMemoryPushNotificationConfigStore
+
+        store = InMemoryPushNotificationConfigStore()
+        push = {
+            "push_config_store": store,
+            "push_sender": BasePushNotificationSender(httpx.AsyncClient(), store),
+        }
     handler = DefaultRequestHandler(
-        agent_executor=InteropAgentExecutor(), task_store=InMemoryTaskStore()
+        agent_executor=InteropAgentExecutor(), task_store=InMemoryTaskStore(), **push
     )
     if options.binding == "GRPC":
         asyncio.run(serve_grpc(options, handler))
@@ -136,7 +149,7 @@ def main() -> None:
     if options.binding == "HTTP+JSON":
         from a2a.server.apps import A2ARESTFastAPIApplication
 
-        public = card(base, "HTTP+JSON", plain=options.plain)
+        public = card(base, "HTTP+JSON", plain=options.plain, push=options.push)
         app = A2ARESTFastAPIApplication(
             agent_card=public,
             http_handler=handler,
@@ -145,7 +158,7 @@ def main() -> None:
     else:
         from a2a.server.apps import A2AStarletteApplication
 
-        public = card(f"{base}/", "JSONRPC", plain=options.plain)
+        public = card(f"{base}/", "JSONRPC", plain=options.plain, push=options.push)
         app = A2AStarletteApplication(
             agent_card=public,
             http_handler=handler,
@@ -162,7 +175,7 @@ async def serve_grpc(options: argparse.Namespace, handler: DefaultRequestHandler
 
     # A gRPC target, as the SDK's gRPC client dials card.url with its channel factory.
     # GrpcHandler takes no extended card: its GetAgentCard answers the public one.
-    public = card(f"127.0.0.1:{options.grpc_port}", "GRPC", plain=options.plain)
+    public = card(f"127.0.0.1:{options.grpc_port}", "GRPC", plain=options.plain, push=options.push)
     server = grpc.aio.server()
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(public, handler), server)
     server.add_insecure_port(f"127.0.0.1:{options.grpc_port}")

@@ -68,7 +68,13 @@ class JSONRPCTransport:
                 params=context.query,
                 timeout=http_timeout(self.timeouts, operation),
             )
-        result = unwrap(request_id, response, response.content, self.dialect.error)
+        result = unwrap(
+            request_id,
+            response,
+            response.content,
+            self.dialect.error,
+            null_result=operation.result is None,
+        )
         return self.dialect.result(operation, params, result)
 
     async def stream(
@@ -177,9 +183,13 @@ def unwrap(
     response: httpx.Response,
     body: bytes | str,
     errors: Callable[[int, str | None, Any], A2AError],
+    *,
+    null_result: bool = False,
 ) -> Any:
     """The ``result`` member of a JSON-RPC answer, or the error it carries, raised
-    (built by ``errors`` from its code, message and data)."""
+    (built by ``errors`` from its code, message and data). With ``null_result`` (an
+    operation whose result is always null) a missing ``result`` is read as null:
+    a2a-sdk 0.3.26 leaves it out of its ``tasks/pushNotificationConfig/delete`` answer."""
     refused(response)
     try:
         envelope = json.loads(body)
@@ -196,10 +206,10 @@ def unwrap(
             message if isinstance(message, str) else None,
             error.get("data"),
         )
-    if "result" not in envelope:
+    if "result" not in envelope and not null_result:
         raise not_an_agent(response, "a JSON-RPC response (it has neither result nor error)")
     if envelope.get("id") != request_id:
         raise InvalidAgentResponseError(
             f"The agent answered request {request_id} with id {envelope.get('id')!r}"
         )
-    return envelope["result"]
+    return envelope.get("result")
