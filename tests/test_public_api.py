@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import parley.protocol
 import parley.server
+import parley.server.push
 import parley.stores
 
 
@@ -114,3 +115,25 @@ def test_stores_public_names() -> None:
             "open_store",
         ]
     )
+
+
+def test_server_push_public_names() -> None:
+    assert sorted(parley.server.push.__all__) == sorted(
+        [
+            "GuardedTransport",
+            "JWT_HEADER",
+            "Outcome",
+            "PushRetry",
+            "PushSettings",
+            "Resolver",
+            "TOKEN_HEADER",
+            "WebhookGuard",
+            "WebhookRefused",
+            "address_kind",
+            "notification_headers",
+            "post",
+            "system_resolver",
+        ]
+    )
+    for name in parley.server.push.__all__:
+        assert hasattr(parley.server.push, name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Iterator
 
 import httpx
@@ -23,7 +24,7 @@ from parley.types import (
     TaskPushNotificationConfig,
     TaskState,
 )
-from tests.push.webhook import webhook
+from tests.push.webhook import Webhook, webhook
 from tests.server.agents import ScriptedAgent, card
 from tests.servers import free_port, running
 
@@ -193,3 +194,33 @@ async def _set(client: Client, task_id: str, config_id: str, url: str) -> None:
             task_id=task_id, push_notification_config=PushNotificationConfig(url=url, id=config_id)
         )
     )
+
+
+async def test_a_hanging_webhook_holds_up_neither_the_agent_nor_other_webhooks(
+    agent: str,
+) -> None:
+    """The agent finishes, and another webhook gets every update, while the first webhook
+    has not answered the first notification yet."""
+    released = threading.Event()
+    with webhook() as (stuck, stuck_url), webhook(AgentKeys.of_agent(agent)) as (free, free_url):
+        stuck.held = released
+        try:
+            async with await connect(agent) as client:
+                task = await _ask(client)
+                await _set(client, task.id, "stuck", stuck_url)
+                await _set(client, task.id, "free", free_url)
+                done = await client.send_message("done", task_id=task.id)
+            assert isinstance(done, Task)
+            assert done.status.state is TaskState.completed
+            await free.wait_for(3)
+            await asyncio.to_thread(_wait_held, stuck)
+            assert stuck.waiting >= 1  # its first notification is still unanswered
+            assert stuck.received == []
+        finally:
+            released.set()
+        await stuck.wait_for(3)  # once it answers, the rest follow in order
+
+
+def _wait_held(hook: Webhook) -> None:
+    with hook.changed:
+        assert hook.changed.wait_for(lambda: hook.waiting >= 1, 30)

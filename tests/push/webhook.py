@@ -40,6 +40,10 @@ class Webhook:
     answers: list[int] = field(default_factory=list)
     retry_after: str | None = None
     redirect_to: str | None = None
+    held: threading.Event | None = None
+    """When given, every request waits for it to be set (a webhook that hangs)."""
+    waiting: int = 0
+    """Requests waiting on ``held`` right now."""
     changed: threading.Condition = field(default_factory=threading.Condition)
 
     def __post_init__(self) -> None:
@@ -48,6 +52,11 @@ class Webhook:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
+        if self.held is not None:
+            with self.changed:
+                self.waiting += 1
+                self.changed.notify_all()
+            await asyncio.to_thread(self.held.wait, 60)
         if self.redirect_to is not None:
             await RedirectResponse(self.redirect_to, status_code=307)(scope, receive, send)
             return
