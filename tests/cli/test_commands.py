@@ -94,6 +94,7 @@ def test_resubscribe_to_a_finished_task(agent_url: str) -> None:
     result = parley("resubscribe", agent_url, task["id"])
     assert result.returncode == 0, result.stderr
     assert JOKE in result.stdout
+    assert result.stdout.count(f"task {task['id']} completed") == 1  # the status, once
 
 
 def test_no_wait_returns_before_the_end(agent_url: str) -> None:

@@ -58,6 +58,21 @@ async def test_flight_booking_asks_details_then_consent(client: httpx.AsyncClien
     assert booking["data"]["from"] == "Berlin"
 
 
+async def test_a_corrected_trip_replaces_the_earlier_one(client: httpx.AsyncClient) -> None:
+    """Seed 001 (multi-turn): each detail comes from the user's latest mention of it."""
+    first = await send(client, "book a flight to Helsinki")
+    second = await send(client, "from Oslo to Rome", taskId=first["id"])
+    assert second["status"]["state"] == "input-required"
+    assert "date" in second["status"]["message"]["parts"][0]["text"]
+    third = await send(client, "tomorrow", taskId=first["id"])
+    question = third["status"]["message"]["parts"][0]["text"]
+    assert "from Oslo to Rome on tomorrow" in question
+    assert "Helsinki" not in question
+    done = await send(client, "yes", taskId=first["id"])
+    booking = done["artifacts"][0]["parts"][0]["data"]
+    assert (booking["from"], booking["to"], booking["date"]) == ("Oslo", "Rome", "tomorrow")
+
+
 async def test_file_comes_back_as_a_file_artifact(client: httpx.AsyncClient) -> None:
     content = b"\x00\x01parley"
     message = {

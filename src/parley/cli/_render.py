@@ -87,7 +87,9 @@ def show_result(console: Console, result: Task | Message, save_dir: Path) -> Non
 
 
 def show_task(console: Console, task: Task, save_dir: Path) -> None:
-    console.print(f"{task_line(task.id, task.status.state)}  [dim]context {task.context_id}[/]")
+    # ids on lines of their own, so a terminal never wraps one in the middle
+    console.print(task_line(task.id, task.status.state))
+    console.print(f"[dim]context {task.context_id}[/]")
     if task.status.message is not None:
         show_parts(console, task.status.message.parts, save_dir)
     for artifact in task.artifacts or ():
@@ -145,22 +147,40 @@ def save_file(part: FilePart, save_dir: Path) -> str:
     return f"file {name} saved to {target} ({len(content)} bytes)"
 
 
-def show_event(console: Console, event: Event, save_dir: Path) -> None:
-    """One streamed event, as a person wants to see it arrive."""
+def show_event(console: Console, event: Event, save_dir: Path, *, line_open: bool) -> bool:
+    """One streamed event, as a person wants to see it arrive. ``line_open``: the last
+    output left a line unfinished (text chunks print inline); returns whether it still
+    does after this event."""
     if isinstance(event, TaskArtifactUpdateEvent):
         parts = event.artifact.parts
         if all(isinstance(p, TextPart) for p in parts):
             show_parts(console, parts, save_dir, end="")
-            if event.last_chunk:
+            text = "".join(p.text for p in parts if isinstance(p, TextPart))
+            line_open = (line_open or bool(text)) and not text.endswith("\n")
+            if event.last_chunk and line_open:
                 console.print()
-        else:
-            show_artifact(console, event.artifact, save_dir)
+                line_open = False
+            return line_open
+        _end_line(console, line_open)
+        show_artifact(console, event.artifact, save_dir)
     elif isinstance(event, TaskStatusUpdateEvent):
-        if event.status.message is not None:
-            console.print()
-            console.print(f"{state_line(event.status.state)}: ", end="")
-            show_parts(console, event.status.message.parts, save_dir)
+        if event.status.message is None:
+            return line_open
+        _end_line(console, line_open)
+        console.print()
+        console.print(f"{state_line(event.status.state)}: ", end="")
+        show_parts(console, event.status.message.parts, save_dir)
     elif isinstance(event, Message):
+        _end_line(console, line_open)
         show_parts(console, event.parts, save_dir)
     elif isinstance(event, Task) and is_terminal(event.status.state):
+        _end_line(console, line_open)
         show_task(console, event, save_dir)
+    else:
+        return line_open
+    return False
+
+
+def _end_line(console: Console, line_open: bool) -> None:
+    if line_open:
+        console.print()

@@ -212,8 +212,10 @@ async def follow(
     save_dir: Path,
     tracker: TaskTracker | None = None,
 ) -> TaskState | None:
-    """Print a stream's events as they come, with a spinner showing the task's state."""
+    """Print a stream's events as they come, with a spinner showing the task's state,
+    then the task's final line (unless the stream's last event was the whole task)."""
     tracker = tracker or TaskTracker()
+    last: Event | None = None
     async with (
         contextlib.aclosing(events) as events,
         contextlib.aclosing(tracker.follow(events)) as followed,
@@ -222,13 +224,21 @@ async def follow(
             async for event in followed:
                 print_json(event)
             return tracker.state
+        line_open = False
         with Status("waiting for the agent...", console=err, spinner="dots") as status:
-            async for event in followed:
+            async for last in followed:
                 if tracker.state is not None:
                     status.update(f"task {tracker.state.value}...")
-                show_event(out, event, save_dir)
-    out.print()
-    if tracker.task is not None and tracker.state is not None:
+                # The spinner redraws its own line: never while a line of the answer is
+                # open on the terminal, or it erases it (stdout and stderr share a screen).
+                status.stop()
+                line_open = show_event(out, last, save_dir, line_open=line_open)
+                if not line_open:
+                    status.start()
+        if line_open:
+            out.print()
+    if tracker.task is not None and tracker.state is not None and not isinstance(last, Task):
+        out.print()
         out.print(task_line(tracker.task.id, tracker.state))
     return tracker.state
 

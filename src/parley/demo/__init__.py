@@ -78,12 +78,12 @@ async def _book_flight(
     ctx: AgentContext, asked: str | None
 ) -> AsyncIterator[Artifact | InputRequired]:
     if asked is None:
-        details = _flight_details(ctx.text)
+        details = _flight_details([ctx.text])
         if details is None:
             yield InputRequired(ASK_DETAILS)
             return
     else:
-        details = _flight_details(" ".join(_texts(ctx)))
+        details = _flight_details(_texts(ctx))
     if asked is not None and asked.startswith(ASK_CONSENT):
         if ctx.text.strip().lower() in {"yes", "y", "i consent", "ok", "confirm"} or (
             "consent" in ctx.text.lower() and "not" not in ctx.text.lower()
@@ -125,13 +125,25 @@ def _texts(ctx: AgentContext) -> list[str]:
     return [*texts, ctx.text]
 
 
-def _flight_details(text: str) -> dict[str, str] | None:
-    destination = re.search(r"\bto ([A-Z][\w-]+)", text)
-    origin = re.search(r"\bfrom ([A-Z][\w-]+)", text)
-    date = re.search(r"\b(\d{4}-\d{2}-\d{2}|today|tomorrow|next \w+)\b", text, re.IGNORECASE)
-    if not (destination and origin and date):
+_DETAILS = {
+    "from": re.compile(r"\bfrom ([A-Z][\w-]+)"),
+    "to": re.compile(r"\bto ([A-Z][\w-]+)"),
+    "date": re.compile(r"\b(\d{4}-\d{2}-\d{2}|today|tomorrow|next \w+)\b", re.IGNORECASE),
+}
+
+
+def _flight_details(texts: list[str]) -> dict[str, str] | None:
+    """Origin, destination and date from the user's messages, oldest first: the latest
+    mention of each wins, so "from Oslo to Rome" corrects an earlier "to Helsinki"."""
+    found: dict[str, str] = {}
+    for text in reversed(texts):
+        for name, pattern in _DETAILS.items():
+            match = pattern.search(text) if name not in found else None
+            if match is not None:
+                found[name] = match.group(1)
+    if len(found) < len(_DETAILS):
         return None
-    return {"from": origin.group(1), "to": destination.group(1), "date": date.group(1)}
+    return {name: found[name] for name in _DETAILS}
 
 
 def _file_back(part: FilePart) -> Artifact:
