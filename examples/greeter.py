@@ -24,4 +24,5 @@ card = AgentCard(
     default_output_modes=["text/plain"],
     skills=[AgentSkill(id="greet", name="Greet", description="Says hello.", tags=["demo"])],
 )
-app = create_app(greeter, card)  # run: uvicorn greeter:app, or: parley serve greeter:app
+# from the repository's root: uvicorn examples.greeter:app (or parley serve examples.greeter:app)
+app = create_app(greeter, card)

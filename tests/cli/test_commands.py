@@ -116,6 +116,7 @@ def test_errors_are_one_line_with_exit_codes(agent_url: str, tmp_path: Path) -> 
         (("card", agent_url + "/health"), 4, "not an A2A agent"),
         (("send", agent_url, "hi", "--data", "{nope"), 2, "--data is not valid JSON"),
         (("send", agent_url, "hi", "--transport", "pigeon"), 2, "--transport must be one of"),
+        (("send", agent_url, "hi", "--transport", "grpc"), 3, "parley serve --grpc-port"),
     ]
     for args, code, text in cases:
         result = parley(*args)

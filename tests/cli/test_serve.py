@@ -68,3 +68,85 @@ def test_serve_starts_the_demo_agent_and_says_where() -> None:
 def _has_db_option() -> bool:
     help_text = subprocess.run([PARLEY, "serve", "--help"], capture_output=True, text=True).stdout
     return "--db" in help_text
+
+
+def _serve_fails(*args: str, cwd: Path | None = None) -> str:
+    """Run ``parley serve *args``, which must refuse to start: exit 2, nothing announced,
+    one line on stderr (never a traceback). Returns that line."""
+    result = subprocess.run(
+        [PARLEY, "serve", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "80", "NO_COLOR": "1"},
+    )
+    assert result.returncode == 2, result.stderr
+    assert "serving" not in result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+def test_a_db_that_cannot_be_used_is_one_line_before_anything_is_announced(
+    tmp_path: Path,
+) -> None:
+    port = str(free_port())
+    assert "--db garbage" in _serve_fails("--db", "garbage", "--port", port)
+    assert "SQLite or PostgreSQL" in _serve_fails("--db", "mysql://u@h/db", "--port", port)
+    missing = f"sqlite:///{tmp_path}/no/such/folder/tasks.db"
+    line = _serve_fails("--db", missing, "--port", port)
+    assert "unable to open database file" in line
+    assert missing in line
+    dead = f"postgresql://parley:secret@127.0.0.1:{free_port()}/parley"
+    line = _serve_fails("--db", dead, "--port", port)
+    assert "the task store cannot be used" in line
+    assert "secret" not in line  # the password is never printed
+    assert "parley:***@127.0.0.1" in line
+
+
+def test_db_for_a_module_that_builds_its_own_app_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "myagent.py").write_text(
+        "from parley.demo import create_demo_app\napp = create_demo_app()\n"
+    )
+    line = _serve_fails("myagent:app", "--db", "memory", cwd=tmp_path)
+    assert "--db does not apply to myagent:app" in line
+
+
+def test_an_agent_class_instead_of_an_instance_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "classy.py").write_text(
+        "from examples_card import card\n\n"
+        "class Greeter:\n"
+        "    async def execute(self, context, events): ...\n"
+        "    async def cancel(self, context, events): ...\n"
+    )
+    (tmp_path / "examples_card.py").write_text(
+        "from parley.demo import demo_card\ncard = demo_card()\n"
+    )
+    line = _serve_fails("classy:Greeter", "--db", "memory", cwd=tmp_path)
+    assert "the class Greeter" in line
+    assert "Greeter()" in line
+
+
+def test_ports_in_use_are_refused() -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        line = _serve_fails("--db", "memory", "--port", port)
+        assert f"cannot listen on 127.0.0.1:{port}" in line
+        line = _serve_fails("--db", "memory", "--port", str(free_port()), "--grpc-port", port)
+        assert f"127.0.0.1:{port}" in line
+
+
+def test_help_and_version() -> None:
+    """rich markup must not eat ``[grpc]`` in the help; ``--version`` answers."""
+    help_text = subprocess.run(
+        [PARLEY, "serve", "--help"], capture_output=True, text=True, env={"COLUMNS": "200"}
+    ).stdout
+    assert "parley[grpc]" in help_text
+    version = subprocess.run([PARLEY, "--version"], capture_output=True, text=True)
+    assert version.returncode == 0
+    assert version.stdout.startswith("parley ")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from importlib.metadata import version
+from typing import Annotated
+
 import typer
 
 from parley.cli._chat import chat
@@ -28,6 +31,22 @@ app.command()(listen)
 app.add_typer(db_app)
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"parley {version('parley')}")
+        raise typer.Exit
+
+
 @app.callback()
-def _root() -> None:
+def _root(
+    show_version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Show parley's version and exit.",
+            is_eager=True,
+            callback=_show_version,
+        ),
+    ] = False,
+) -> None:
     """Serve A2A agents and talk to them."""

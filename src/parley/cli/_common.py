@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from enum import IntEnum
 from typing import Annotated, Any, NoReturn, TypeVar
 
@@ -115,15 +116,36 @@ class Connection:
         if headers:
             self.interceptors.append(_Headers(parse_headers(headers)))
 
-    def open(self) -> connect:
+    @asynccontextmanager
+    async def open(self) -> AsyncIterator[Client]:
+        """A client for the agent; with ``--transport`` one the agent does not offer, the
+        error says how to get it."""
         transports = [self.transport] if self.transport else None
-        return connect(
+        opening = connect(
             self.url,
             transports=transports,
             use_client_preference=transports is not None,
             interceptors=self.interceptors,
             protocol=self.protocol,
         )
+        async with AsyncExitStack() as stack:
+            try:
+                client = await stack.enter_async_context(opening)
+            except ClientError as error:
+                if type(error) is not ClientError or not self.transport:
+                    raise
+                hint = _HOW_TO_SERVE[self.transport.lower()]  # no interface of that kind
+                raise ClientError(f"{error.message}. {hint}") from None
+            yield client
+
+
+_HOW_TO_SERVE = {
+    "grpc": "To serve gRPC too: parley serve --grpc-port 50051, or "
+    "create_app(..., grpc=GRPCOptions(port=50051)); or leave out --transport",
+    "rest": "HTTP+JSON is served when the server has parley[grpc] (protobuf) installed, "
+    "or with create_app(..., rest=True); or leave out --transport",
+    "jsonrpc": "Leave out --transport to use what the agent offers",
+}
 
 
 def check_protocol(protocol: str | None) -> None:
@@ -204,7 +226,3 @@ def print_json(value: Any) -> None:
     else:
         sys.stdout.write(json.dumps(value) + "\n")
     sys.stdout.flush()
-
-
-async def open_client(connection: Connection) -> Client:
-    return await connection.open()

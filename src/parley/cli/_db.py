@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import re
 from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from parley.stores import Store, open_store
 
@@ -27,9 +29,16 @@ def task_store(db: str) -> Store:
     """The store ``--db`` names; exits with a clear message if it cannot be used."""
     try:
         return open_store(db)
-    except (ValueError, ImportError) as error:
-        console.print(f"[bold red]error:[/] --db {db}: {error}")
+    except Exception as error:  # ValueError, ImportError, SQLAlchemy's URL errors: one line
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+        shown = escape(hide_password(db))
+        console.print(f"[bold red]error:[/] --db {shown}: {escape(reason)}", soft_wrap=True)
         raise typer.Exit(2) from None
+
+
+def hide_password(url: str) -> str:
+    """``url`` fit to print: a password in it replaced by ``***``."""
+    return re.sub(r"(://[^:/@]+:)[^@]*@", r"\1***@", url)
 
 
 @db_app.command()

@@ -1,9 +1,18 @@
-"""``parley serve``: run the demo agent, or your own, on uvicorn."""
+"""``parley serve``: run the demo agent, or your own, on uvicorn.
+
+Everything that can fail at start-up fails before anything is announced, with one line
+and exit code 2: the options, the module, the store ``--db`` names (opened and used
+once, so an unreachable PostgreSQL or a SQLite path that cannot be written shows here),
+the HTTP and gRPC ports. The app's lifespan runs here, around uvicorn, not inside it.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import importlib
+import socket
 import sys
+from contextlib import suppress
 from ipaddress import ip_network
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -11,14 +20,16 @@ from typing import Annotated, Any, NoReturn
 import typer
 import uvicorn
 from rich.console import Console
+from rich.markup import escape
 
-from parley.cli._db import DB_HELP, DEFAULT_DB, task_store
-from parley.server import A2AApp, AgentExecutor, GRPCOptions, SigningKeys, create_app
+from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
+from parley.server import A2AApp, CardError, GRPCOptions, SigningKeys, create_app
 from parley.server.push import PushSettings
-from parley.stores import Store
 from parley.types import AgentCard
 
-console = Console(stderr=True)
+console = Console(stderr=True, highlight=False)
+
+_STORE_MODULES = ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3", "alembic", "parley.stores")
 
 
 def serve(
@@ -32,9 +43,17 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
-    db: Annotated[str, typer.Option("--db", help=DB_HELP)] = DEFAULT_DB,
+    db: Annotated[
+        str | None,
+        typer.Option(
+            "--db",
+            help=DB_HELP + f" Default: {DEFAULT_DB}. Not for a module:attribute that is "
+            "an A2AApp: that app has its own store.",
+            show_default=False,
+        ),
+    ] = None,
     grpc_port: Annotated[
-        int | None, typer.Option(help="Also serve gRPC on this port (needs parley[grpc]).")
+        int | None, typer.Option(help="Also serve gRPC on this port (needs parley\\[grpc]).")
     ] = None,
     grpc_cert: Annotated[
         Path | None, typer.Option(help="PEM certificate chain: serve gRPC over TLS.")
@@ -57,16 +76,58 @@ def serve(
         ),
     ] = None,
 ) -> None:
-    """Serve an A2A agent over HTTP (JSON-RPC, and HTTP+JSON with parley[grpc]) and
+    """Serve an A2A agent over HTTP (JSON-RPC, and HTTP+JSON with parley\\[grpc]) and
     optionally gRPC, with its card at /.well-known/agent-card.json."""
-    app = _load(agent, task_store(db), _push_options(allow_push_to or [], signing_key or []))
-    url = f"http://{host}:{port}/"
-    console.print(f"[bold green]parley[/] serving [bold]{app.handler.card.name}[/] at {url}")
+    app = _load(agent, db, _push_options(allow_push_to or [], signing_key or []))
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
-    console.print(f"  card: {url.rstrip('/')}/.well-known/agent-card.json")
-    console.print(f"  try:  parley chat {url}")
-    uvicorn.run(app, host=host, port=port, log_level=log_level, lifespan="on")
+    listener = _listen(host, port)
+    config = uvicorn.Config(app, log_level=log_level, lifespan="off")
+    server = uvicorn.Server(config)
+    with suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn stopped, then the agent
+        asyncio.run(_serve(app, server, listener, db, _banner(app, host, port)))
+
+
+async def _serve(
+    app: A2AApp, server: uvicorn.Server, listener: socket.socket, db: str | None, banner: str
+) -> None:
+    # Signals are held until the agent has stopped too (uvicorn re-raises them when its
+    # own serve returns, which would end the process before the lifespan's exit).
+    with server.capture_signals():
+        started = False
+        try:
+            async with app.lifespan():
+                started = True
+                console.print(banner)
+                await server.serve(sockets=[listener])
+        except Exception as error:
+            if started:
+                raise
+            _fail(f"cannot start {app.handler.card.name}: {_reason(error, db)}")
+
+
+def _banner(app: A2AApp, host: str, port: int) -> str:
+    url = f"http://{host}:{port}/"
+    lines = [f"[bold green]parley[/] serving [bold]{escape(app.handler.card.name)}[/] at {url}"]
+    if app.grpc_options is not None:
+        scheme = "TLS" if app.grpc_options.tls else "plaintext"
+        lines.append(f"  gRPC: {host}:{app.grpc_options.port} ({scheme})")
+    lines.append(f"  card: {url.rstrip('/')}/.well-known/agent-card.json")
+    lines.append(f"  try:  parley chat {url}")
+    return "\n".join(lines)
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The HTTP listening socket, bound here so that a port in use is one clear line."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        _fail(f"cannot listen on {host}:{port}: {error.strerror or error} (another server?)")
+    return listener
 
 
 def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | None) -> None:
@@ -78,16 +139,16 @@ def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | 
         load_grpc()
     except ImportError as error:
         _fail(str(error))
+    try:
+        chain = cert.read_bytes() if cert else None
+        private_key = key.read_bytes() if key else None
+    except OSError as error:
+        _fail(f"cannot read {error.filename}: {error.strerror}")
+    if port:
+        _listen(host, port).close()  # in use: one line here, rather than grpc's own log
     app.add_grpc(
-        GRPCOptions(
-            host=host,
-            port=port,
-            certificate_chain=cert.read_bytes() if cert else None,
-            private_key=key.read_bytes() if key else None,
-        )
+        GRPCOptions(host=host, port=port, certificate_chain=chain, private_key=private_key)
     )
-    scheme = "TLS" if cert else "plaintext"
-    console.print(f"  gRPC: {host}:{port} ({scheme})")
 
 
 def _push_options(allow: list[str], keys: list[Path]) -> dict[str, Any]:
@@ -105,11 +166,36 @@ def _push_options(allow: list[str], keys: list[Path]) -> dict[str, Any]:
     return options
 
 
-def _load(target: str | None, store: Store, options: dict[str, Any]) -> A2AApp:
+def _load(target: str | None, db: str | None, options: dict[str, Any]) -> A2AApp:
     if target is None:
         from parley.demo import create_demo_app
 
-        return create_demo_app(task_store=store, **options)
+        return create_demo_app(task_store=task_store(db or DEFAULT_DB), **options)
+    value, module = _import(target)
+    if isinstance(value, A2AApp):
+        if db is not None:
+            _fail(
+                f"--db does not apply to {target}: it is an app built with its own store. "
+                "Give create_app(task_store=open_store(...)) the store there, or point "
+                "parley serve at the agent (module:agent, with `card` beside it)"
+            )
+        if options:
+            _fail(f"{target} is a built A2AApp: give it push settings and keys in code")
+        return value
+    card = getattr(module, "card", None)
+    if not isinstance(card, AgentCard):
+        _fail(f"{target} is an agent, but {module.__name__!r} defines no `card` (an AgentCard)")
+    if "push" in options and not card.capabilities.push_notifications:
+        _fail("--allow-push-to: the card does not declare capabilities.pushNotifications")
+    try:
+        return create_app(value, card, task_store=task_store(db or DEFAULT_DB), **options)
+    except (TypeError, CardError) as error:
+        _fail(f"{target}: {error}")
+
+
+def _import(target: str) -> tuple[Any, Any]:
+    """The attribute ``module:attribute`` names, and its module (imported from the
+    current directory first, as uvicorn does)."""
     module_name, _, attribute = target.partition(":")
     if not attribute:
         _fail(f"{target!r} is not of the form module:attribute")
@@ -121,19 +207,27 @@ def _load(target: str | None, store: Store, options: dict[str, Any]) -> A2AApp:
     value: Any = getattr(module, attribute, None)
     if value is None:
         _fail(f"{module_name!r} has no attribute {attribute!r}")
-    if isinstance(value, A2AApp):
-        if options:
-            _fail(f"{target} is a built A2AApp: give it push settings and keys in code")
-        return value  # keeps the store it was built with
-    card = getattr(module, "card", None)
-    if not isinstance(card, AgentCard):
-        _fail(f"{target} is an agent, but {module_name!r} defines no `card` (an AgentCard)")
-    executor: AgentExecutor = value
-    if "push" in options and not card.capabilities.push_notifications:
-        _fail("--allow-push-to: the card does not declare capabilities.pushNotifications")
-    return create_app(executor, card, task_store=store, **options)
+    return value, module
+
+
+def _reason(error: Exception, db: str | None) -> str:
+    """One line for what stopped the start: the database's own words (not SQLAlchemy's
+    wrapping), with the ``--db`` it came from."""
+    cause = getattr(error, "orig", None) or error
+    text = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+    if isinstance(cause, OSError) and cause.strerror:
+        text = cause.strerror
+    from_store = type(error).__module__.startswith(_STORE_MODULES) or isinstance(
+        error, ConnectionError | socket.gaierror
+    )
+    if from_store:
+        shown = hide_password(db or DEFAULT_DB)
+        return f"the task store cannot be used: {text} (--db {shown})"
+    return text
 
 
 def _fail(message: str) -> NoReturn:
-    console.print(f"[bold red]error:[/] {message}")
+    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    with suppress(Exception):
+        sys.stderr.flush()
     raise typer.Exit(2)
