@@ -187,6 +187,7 @@ class RequestHandler:
             )
             assert message.context_id is not None
             live = self.runs.create(task_id, message.context_id, message)
+            live.push_configs = ()  # a new task has none yet: no store read per new task
         context = RequestContext(
             message=message,
             task_id=live.task_id,

@@ -102,6 +102,11 @@ class SQLSide(SQLBase):
             .values(holder=holder, leased_until=now + lease)
             .returning(*outbox.c)
         )
+        due = select(outbox.c.id).where(outbox.c.due <= now, outbox.c.leased_until <= now)
+        # The outbox is empty most of the time: look with a read before taking a write lock.
+        async with engine.connect() as connection:
+            if (await connection.execute(due.limit(1))).first() is None:
+                return []
         async with engine.begin() as connection:
             rows = await connection.execute(claim)
             return sorted((_entry(row) for row in rows), key=lambda entry: entry.id)
