@@ -83,6 +83,12 @@ async def test_a_host_name_resolving_to_loopback_is_refused() -> None:
         await WebhookGuard().check_url("https://localhost:8443/hook")
 
 
+async def test_a_host_name_resolving_to_loopback_is_refused_at_connect_time() -> None:
+    async with httpx.AsyncClient(transport=GuardedTransport(WebhookGuard())) as http:
+        with pytest.raises(WebhookRefused, match=r"localhost \(resolves to (127\.0\.0\.1|::1)\)"):
+            await http.post("https://localhost:9/hook", content=b"{}")
+
+
 async def test_one_inside_address_among_public_ones_refuses_the_host() -> None:
     guard, _ = _resolving_to(["93.184.216.34", "10.0.0.5"])
     with pytest.raises(WebhookRefused, match=r"10\.0\.0\.5 is a private address"):

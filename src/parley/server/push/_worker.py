@@ -92,12 +92,8 @@ class PushWorker:
         self.poll = poll
         self.holder = new_id()
         self.lease = retry.timeout + 5.0
-        self.client = httpx.AsyncClient(
-            transport=GuardedTransport(guard),
-            timeout=retry.timeout,
-            follow_redirects=True,
-            max_redirects=3,
-        )
+        self.guard = guard
+        self.client: httpx.AsyncClient | None = None
         self._wake = asyncio.Event()
         self._inflight: set[asyncio.Task[None]] = set()
         self._loop: asyncio.Task[None] | None = None
@@ -107,8 +103,15 @@ class PushWorker:
         self._wake.set()
 
     def start(self) -> None:
-        if self._loop is None:
-            self._loop = asyncio.create_task(self._run(), name="parley-push-worker")
+        if self._loop is not None:
+            return
+        self.client = httpx.AsyncClient(
+            transport=GuardedTransport(self.guard),
+            timeout=self.retry.timeout,
+            follow_redirects=True,
+            max_redirects=3,
+        )
+        self._loop = asyncio.create_task(self._run(), name="parley-push-worker")
 
     async def aclose(self) -> None:
         """Stop claiming and cancel deliveries in flight (their leases expire; another
@@ -118,7 +121,9 @@ class PushWorker:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-        await self.client.aclose()
+        client, self.client = self.client, None
+        if client is not None:
+            await client.aclose()
 
     async def _run(self) -> None:
         while True:
@@ -151,6 +156,7 @@ class PushWorker:
                 await self.store.outbox_done(entry.id)
                 return
             body = entry.payload.encode()
+            assert self.client is not None  # deliveries run between start and aclose
             try:
                 async with asyncio.timeout(self.retry.timeout):
                     outcome = await post(
