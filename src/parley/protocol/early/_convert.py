@@ -288,18 +288,7 @@ def card_from_early(card: early.AgentCard) -> core.AgentCard:
         ),
         default_input_modes=card.default_input_modes,
         default_output_modes=card.default_output_modes,
-        skills=[
-            core.AgentSkill(
-                id=skill.id,
-                name=skill.name,
-                description=skill.description or "",
-                tags=skill.tags or [],
-                examples=skill.examples,
-                input_modes=skill.input_modes,
-                output_modes=skill.output_modes,
-            )
-            for skill in card.skills
-        ],
+        skills=[_skill_from_early(skill) for skill in card.skills],
         provider=None
         if card.provider is None
         else core.AgentProvider(
@@ -308,4 +297,16 @@ def card_from_early(card: early.AgentCard) -> core.AgentCard:
         documentation_url=card.documentation_url,
         security_schemes=schemes or None,
         security=[{name: []} for name in schemes] or None,
+    )
+
+
+def _skill_from_early(skill: early.AgentSkill) -> core.AgentSkill:
+    return core.AgentSkill(
+        id=skill.id,
+        name=skill.name,
+        description=skill.description or "",
+        tags=skill.tags or [],
+        examples=skill.examples,
+        input_modes=skill.input_modes,
+        output_modes=skill.output_modes,
     )

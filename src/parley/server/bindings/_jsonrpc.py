@@ -22,6 +22,7 @@ gets a plain ``application/json`` error.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -118,21 +119,21 @@ class JSONRPCBinding:
             return
         call = call_context(scope)
         version = call.headers.get("a2a-version") or _query_version(scope)
-        if version and version != "0.3":
-            await self._answer(body, call, receive, send, version)
-            return
-        try:
-            request = _REQUEST.validate_json(body)
-        except ValidationError:
-            await self._answer(body, call, receive, send, version)
-            return
-        if (
+        request = None
+        if not version or version == "0.3":
+            with contextlib.suppress(ValidationError):
+                request = _REQUEST.validate_json(body)
+        if request is None or (
             not version
             and request.method in SHARED_METHODS
             and any(hint in body for hint in CLAIM_HINTS)
         ):
-            await self._answer(body, call, receive, send)
+            await self._answer(body, call, receive, send, version)
             return
+        await self._serve(request, call, receive, send)
+
+    async def _serve(self, request: Any, call: CallContext, receive: Receive, send: Send) -> None:
+        """The fast path: a valid v0.3 request, decoded straight from bytes."""
         operation = BY_JSONRPC_METHOD[request.method]
         method = getattr(self.handler, operation.name)
         try:
@@ -163,20 +164,17 @@ class JSONRPCBinding:
     ) -> None:
         """Serve a request through its dialect's method table (see the module docs)."""
         dialect = V0_3
-        request_id: Any = None
         try:
             request_id, method, params = parse(body)
-            dialect = recognise(method, params, version)
+            try:
+                dialect = recognise(method, params, version)
+            except A2AError as error:
+                raise _Refused(request_id, error) from None
+            entry = dialect.methods.get(method)
+            if entry is None:
+                raise _Refused(request_id, MethodNotFoundError(f"Method not found: {method}"))
         except _Refused as refused:
             await _fail(send, None, failure(refused.request_id, refused.error, dialect))
-            return
-        except A2AError as error:
-            await _fail(send, None, failure(request_id, error, dialect))
-            return
-        entry = dialect.methods.get(method)
-        if entry is None:
-            missing = MethodNotFoundError(f"Method not found: {method}")
-            await _fail(send, None, failure(request_id, missing, dialect))
             return
         try:
             decoded = entry.decode(params)
@@ -250,6 +248,8 @@ async def _fail(send: Send, operation: Operation | None, error_response: bytes) 
 
 
 class _Refused(Exception):
+    """A request answered with ``error`` before it reaches its dialect's method."""
+
     def __init__(self, request_id: Any, error: A2AError) -> None:
         self.request_id = request_id
         self.error = error
@@ -257,18 +257,19 @@ class _Refused(Exception):
 
 def parse(body: bytes) -> tuple[Any, str, Any]:
     """The ``id``, ``method`` and ``params`` of a request body, its envelope checked (spec
-    8.1). Raises ``JSONParseError``, or ``_Refused`` with the id to answer with."""
+    8.1). Raises ``_Refused`` with the error and the id to answer with."""
     try:
         raw = json.loads(body)
     except ValueError as error:
-        raise JSONParseError.from_decode(error) from None
+        raise _Refused(None, JSONParseError.from_decode(error)) from None
     if not isinstance(raw, dict):
-        raise InvalidRequestError("A JSON-RPC request must be a JSON object")
+        raise _Refused(None, InvalidRequestError("A JSON-RPC request must be a JSON object"))
     request_id = raw.get("id", _NO_ID)
     if request_id is _NO_ID:
         request_id = None
     elif isinstance(request_id, bool) or not isinstance(request_id, str | int | None):
-        raise InvalidRequestError("The request id must be a string, a number or null")
+        problem = InvalidRequestError("The request id must be a string, a number or null")
+        raise _Refused(None, problem)
     if raw.get("jsonrpc") != "2.0":
         problem = InvalidRequestError('The "jsonrpc" member must be exactly "2.0"')
         raise _Refused(request_id, problem)
