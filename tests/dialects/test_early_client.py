@@ -13,6 +13,7 @@ from parley.client import (
     TaskTracker,
     connect,
     text_of,
+    user_message,
 )
 from parley.protocol import (
     PushNotificationNotSupportedError,
@@ -202,3 +203,17 @@ def test_the_cli_speaks_the_dialect(seed: tuple[str, SeedServer]) -> None:
     wrong = parley("send", url, "x", "--protocol", "9.9")
     assert wrong.returncode == 2
     assert "--protocol" in wrong.stderr
+
+
+async def test_a_retried_message_names_the_same_task(seed: tuple[str, SeedServer]) -> None:
+    """The id of a new task is derived from its first message's id: sending the same
+    message again (a retry after a lost answer) reaches the same task."""
+    url, server = seed
+    message = user_message("slow")
+    async with early_client(url) as client:
+        first = await client.send_message(message)
+        again = await client.send_message(message)
+    assert isinstance(first, Task)
+    assert isinstance(again, Task)
+    assert first.id == again.id
+    assert [body["params"]["id"] for body in server.seen[-2:]] == [first.id, first.id]
