@@ -80,8 +80,7 @@ class EarlyDialect:
             pushed = push_config_to_early(params.push_notification_config)
             fields: dict[str, Any] = {"url": pushed.url, "headers": pushed.headers or {}}
         else:
-            assert isinstance(params, core.TaskQueryParams | core.TaskIdParams)
-            task_id = params.id
+            task_id = _task_of(params)
             history = getattr(params, "history_length", None)
             fields = {} if history is None else {"historyLength": history}
         return {"id": task_id, "sessionId": self.sessions.get(task_id), **fields}

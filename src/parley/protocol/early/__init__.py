@@ -9,6 +9,7 @@ client transport share (``_convert``), and its method table as a ``Dialect``
 
 from parley.protocol.early import _types as wire
 from parley.protocol.early._convert import (
+    PUSH_CONFIG_ID,
     STATE_FROM_EARLY,
     STATE_TO_EARLY,
     authentication_of,
@@ -35,6 +36,7 @@ __all__ = [
     "EARLY",
     "GET_CARD",
     "NAME",
+    "PUSH_CONFIG_ID",
     "STATE_FROM_EARLY",
     "STATE_TO_EARLY",
     "SessionNotFoundError",

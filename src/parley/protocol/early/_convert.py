@@ -181,16 +181,22 @@ def part_from_early(part: early.Part) -> core.Part:
     return core.FilePart(file=content, metadata=part.metadata)
 
 
+PUSH_CONFIG_ID = "2025-early"
+"""The id of the push config a seed-002 client sets (the dialect has one per task, with
+no id); its notifications carry the task in this dialect's shape."""
+
+
 def push_config_from_early(url: str, headers: dict[str, str] | None) -> core.PushNotificationConfig:
-    """An ``Authorization: <scheme> <credentials>`` header becomes the core's
-    authentication; other headers have no place in the core config and are dropped."""
+    """The task's seed-002 push config (id ``PUSH_CONFIG_ID``). An ``Authorization:
+    <scheme> <credentials>`` header becomes the core's authentication; other headers have
+    no place in the core config and are dropped."""
     authentication = None
     scheme, _, credentials = (headers or {}).get("Authorization", "").partition(" ")
     if credentials:
         authentication = core.PushNotificationAuthenticationInfo(
             schemes=[scheme], credentials=credentials
         )
-    return core.PushNotificationConfig(url=url, authentication=authentication)
+    return core.PushNotificationConfig(url=url, id=PUSH_CONFIG_ID, authentication=authentication)
 
 
 def message_from_early(

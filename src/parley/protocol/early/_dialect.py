@@ -27,6 +27,7 @@ from parley.protocol._operations import BY_NAME, Operation
 from parley.protocol._states import ends_interaction
 from parley.protocol.early import _types as early
 from parley.protocol.early._convert import (
+    PUSH_CONFIG_ID,
     artifact_to_early,
     card_to_early,
     message_from_early,
@@ -124,7 +125,9 @@ def _set_push(params: Any) -> core.TaskPushNotificationConfig:
 
 def _get_push(params: Any) -> core.GetTaskPushNotificationConfigParams:
     query = _parse(early.TaskQueryParams, "tasks/pushNotification/get", params)
-    return core.GetTaskPushNotificationConfigParams(id=query.id, metadata=query.metadata)
+    return core.GetTaskPushNotificationConfigParams(
+        id=query.id, push_notification_config_id=PUSH_CONFIG_ID, metadata=query.metadata
+    )
 
 
 def _no_params(params: Any) -> None:

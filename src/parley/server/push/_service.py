@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from parley.protocol import apply
+from parley.protocol.early import PUSH_CONFIG_ID, task_to_early
 from parley.server._keys import SigningKeys
 from parley.server._runs import LiveTask
 from parley.server.push._configs import PushConfigs, PushSettings
 from parley.server.push._worker import PushOutbox, PushWorker
 from parley.stores import OutboxEntry, StoredEvent
+from parley.types import Task
 
 
 class PushService:
@@ -54,7 +56,9 @@ class PushService:
             return ()
         payload = task.to_json().decode()
         return [
-            OutboxEntry(live.task_id, config_id, stored.sequence, payload)
+            OutboxEntry(
+                live.task_id, config_id, stored.sequence, _payload(task, config_id, payload)
+            )
             for config_id in config_ids
         ]
 
@@ -66,3 +70,11 @@ class PushService:
 
     async def aclose(self) -> None:
         await self.worker.aclose()
+
+
+def _payload(task: Task, config_id: str, v0_3: str) -> str:
+    # A config set through the seed-002 dialect gets the task in that dialect's shape
+    # (docs/dialect-2025-early.md); every other config, the v0.3 Task.
+    if config_id == PUSH_CONFIG_ID:
+        return task_to_early(task).to_json().decode()
+    return v0_3
