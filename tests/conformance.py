@@ -7,7 +7,11 @@
   match the success response of the method called, an error ``JSONRPCErrorResponse``;
   the ``id`` must echo the request's (``null`` only when the request's was unreadable),
   and SSE ``id:`` sequence numbers must rise;
-- agent cards (both well-known paths) must be valid ``AgentCard`` objects.
+- agent cards (both well-known paths) must be valid ``AgentCard`` objects;
+- A2A v1.0 answers (JSON-RPC methods ``SendMessage``..., and the HTTP+JSON paths without
+  ``/v1``) must parse as ProtoJSON of the normative v1.0.1 proto's response message with
+  unknown fields rejected; their errors must carry a ``google.rpc.ErrorInfo`` of the
+  domain ``a2a-protocol.org`` (v1.0.1 §9.5, §11.6) that parses the same way.
 
 Requests in another dialect (an ``A2A-Version`` other than 0.3, a seed-002 method, or a
 shared method with seed 002's ``sessionId``; the rule of docs/dialect-2025-early.md,
@@ -28,6 +32,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import parse_qs
 
+from google.protobuf import json_format
+from google.rpc import error_details_pb2
+
+from parley.protocol.v1 import BY_V1_JSONRPC_METHOD, V1Operation
+from parley.server.bindings._v1 import route as v1_route
 from tests.schema import validate_wire
 
 Scope = dict[str, Any]
@@ -143,6 +152,12 @@ def check_call(seen: Observations, call: _Call, rpc_path: str | None) -> None:
         if call.status == 200:
             _check_json(seen, "AgentCard", response, f"card at {path}")
         return
+    if not path.startswith("/v1/") and _route_path(call.scope) != rpc_path:
+        found = v1_route(_route_path(call.scope))
+        operation = found[0].get(call.scope["method"]) if found else None
+        if operation is not None:
+            check_v1_rest(seen, operation, call, response)
+        return
     on_rpc_path = rpc_path is not None and _route_path(call.scope) == rpc_path
     if call.scope["method"] != "POST" or not (on_rpc_path or rpc_path is None):
         return
@@ -215,6 +230,15 @@ def speaks_v0_3(scope: Scope, request: Any) -> bool:
 def check_jsonrpc(seen: Observations, request: Any, payload: Any) -> None:
     """Check one JSON-RPC response against the request it answers."""
     method = request.get("method") if isinstance(request, dict) else None
+    if method in BY_V1_JSONRPC_METHOD and isinstance(payload, dict):
+        if "error" in payload:
+            error = payload["error"]
+            check_v1_error(seen, error.get("data") if isinstance(error, dict) else None)
+            seen.check("JSONRPCErrorResponse", {**payload, "error": {**error, "data": None}})
+        else:
+            check_proto_json(seen, BY_V1_JSONRPC_METHOD[method], payload.get("result"))
+        _check_id(seen, request, payload)
+        return
     if isinstance(request, _OtherDialect):
         if not isinstance(payload, dict) or payload.get("jsonrpc") != "2.0":
             seen.violation(f"not a JSON-RPC 2.0 response: {payload!r:.300}")
@@ -266,3 +290,63 @@ def _route_path(scope: Scope) -> str:
     if root and path.startswith(root):
         return path[len(root) :] or "/"
     return path
+
+
+def check_proto_json(seen: Observations, operation: V1Operation, payload: Any) -> None:
+    """``payload`` must be ProtoJSON of the operation's response, nothing unknown in it."""
+    seen.checked += 1
+    try:
+        json_format.ParseDict(payload, operation.response(), ignore_unknown_fields=False)
+    except (json_format.ParseError, TypeError, AttributeError) as error:
+        seen.violations.append(
+            f"v1.0 {operation.jsonrpc_method} answer is not ProtoJSON of "
+            f"{operation.response.DESCRIPTOR.full_name}: {error}: {payload!r:.300}"
+        )
+
+
+def check_v1_error(seen: Observations, details: Any) -> None:
+    """A v1.0 error's details: a list holding an A2A ``google.rpc.ErrorInfo``."""
+    seen.checked += 1
+    infos = [
+        item
+        for item in (details if isinstance(details, list) else ())
+        if isinstance(item, dict) and item.get("@type", "").endswith("google.rpc.ErrorInfo")
+    ]
+    if not infos:
+        seen.violations.append(f"a v1.0 error without a google.rpc.ErrorInfo: {details!r:.300}")
+        return
+    for info in infos:
+        body = {key: value for key, value in info.items() if key != "@type"}
+        try:
+            parsed = json_format.ParseDict(body, error_details_pb2.ErrorInfo())
+        except json_format.ParseError as error:
+            seen.violations.append(f"ErrorInfo does not parse: {error}: {info!r}")
+            continue
+        if parsed.domain != "a2a-protocol.org" or not parsed.reason.isupper():
+            seen.violations.append(f"ErrorInfo is not A2A's (v1.0.1 §10.6): {info!r}")
+
+
+def check_v1_rest(seen: Observations, operation: V1Operation, call: _Call, body: bytes) -> None:
+    if call.content_type.startswith(b"text/event-stream"):
+        for block in body.replace(b"\r\n", b"\n").split(b"\n\n"):
+            data = [line[5:].strip() for line in block.split(b"\n") if line.startswith(b"data:")]
+            if data:
+                _check_v1_body(seen, operation, b"\n".join(data), block.startswith(b"event: error"))
+        return
+    _check_v1_body(seen, operation, body, call.status >= 300)
+
+
+def _check_v1_body(seen: Observations, operation: V1Operation, body: bytes, error: bool) -> None:
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        seen.violation(f"v1.0 HTTP+JSON answer is not JSON: {body[:300]!r}")
+        return
+    if error:
+        status = payload.get("error") if isinstance(payload, dict) else None
+        if not isinstance(status, dict) or not isinstance(status.get("code"), int):
+            seen.violation(f"v1.0 HTTP+JSON error is not a google.rpc.Status: {payload!r:.300}")
+            return
+        check_v1_error(seen, status.get("details"))
+        return
+    check_proto_json(seen, operation, payload)

@@ -104,3 +104,46 @@ async def test_cards_are_checked() -> None:
         json.dumps({"name": "no other field"}).encode(), None, path=card_path
     )
     assert seen.violations
+
+
+V1_GET = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t1"}}
+V1_TASK = {"id": "t1", "contextId": "c1", "status": {"state": "TASK_STATE_COMPLETED"}}
+
+
+async def test_a_valid_v1_answer_passes() -> None:
+    """v1.0.1 §5.5: a v1.0 answer is ProtoJSON of the normative proto."""
+    seen = await observed_call(answer(V1_TASK), V1_GET)
+    assert seen.checked == 1
+    assert seen.violations == []
+
+
+@pytest.mark.parametrize(
+    "task",
+    [
+        {**V1_TASK, "kind": "task"},  # a v0.3 discriminator: unknown to the proto
+        {**V1_TASK, "status": {"state": "completed"}},  # a v0.3 enum spelling
+        {
+            **V1_TASK,
+            "history": [
+                {"messageId": "m", "role": "ROLE_USER", "parts": [{"kind": "text", "text": "x"}]}
+            ],
+        },
+    ],
+)
+async def test_a_v1_answer_in_v03_shapes_is_caught(task: dict[str, Any]) -> None:
+    """v1.0.1 §5.5, §4.1.6: no ``kind``, enums as ``TASK_STATE_*``; unknown fields refused."""
+    seen = await observed_call(answer(task), V1_GET)
+    assert len(seen.violations) == 1
+    assert "is not ProtoJSON of lf.a2a.v1.Task" in seen.violations[0]
+
+
+async def test_a_v1_error_needs_an_error_info() -> None:
+    """v1.0.1 §9.5: a v1.0 JSON-RPC error carries a google.rpc.ErrorInfo in ``data``."""
+    bare = json.dumps({"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "x"}})
+    seen = await observed_call(bare.encode(), V1_GET)
+    assert any("without a google.rpc.ErrorInfo" in text for text in seen.violations)
+    info = {"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "TASK_NOT_FOUND",
+            "domain": "a2a-protocol.org"}  # fmt: skip
+    good = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32001, "message": "x", "data": [info]}}
+    seen = await observed_call(json.dumps(good).encode(), V1_GET)
+    assert seen.violations == []

@@ -20,6 +20,7 @@ from tests.server.agents import ScriptedAgent, card
 from tests.servers import running
 
 BINDINGS = ("JSONRPC", "HTTP+JSON", "GRPC")
+PROTOCOLS = ("0.3", "1.0")
 
 
 @pytest.fixture(autouse=True)
@@ -52,13 +53,18 @@ def served() -> Iterator[Served]:
         yield Served(app, agent, base)
 
 
-async def connect(served: Served, binding: str) -> Client:
-    """A parley client for the served agent that may use only ``binding``."""
-    factory = ClientFactory(ClientConfig(transports=[binding]))
+async def connect(served: Served, binding: str, protocol: str | None = None) -> Client:
+    """A parley client for the served agent that may use only ``binding`` (and only the
+    A2A version ``protocol``; ``None``: the newest both speak)."""
+    factory = ClientFactory(ClientConfig(transports=[binding], protocol=protocol))
     return await factory.connect(served.base)
 
 
-@pytest.fixture(params=BINDINGS)
+@pytest.fixture(params=[(p, b) for p in PROTOCOLS for b in BINDINGS], ids="-".join)
 async def client(request: pytest.FixtureRequest, served: Served) -> AsyncIterator[Client]:
-    async with await connect(served, request.param) as connected:
+    """One client per A2A version and binding: the scenario table runs six times against
+    the same agent (v1.0.1 §5.1: every binding, and here every version, alike)."""
+    protocol, binding = request.param
+    async with await connect(served, binding, protocol) as connected:
+        assert connected.transport.interface.protocol == protocol  # type: ignore[attr-defined]
         yield connected

@@ -11,12 +11,14 @@ DOC = Path(__file__).parents[2] / "docs" / "bindings.md"
 
 def error_table() -> str:
     rows = [
-        "| Error class | JSON-RPC code | HTTP status | gRPC status |",
-        "| --- | --- | --- | --- |",
+        "| Error class | JSON-RPC code | HTTP status (0.3) | gRPC status (0.3) "
+        "| ErrorInfo reason | HTTP (1.0) | gRPC (1.0) |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     for error in ERROR_CLASSES:
         rows.append(
-            f"| `{error.__name__}` | {error.code} | {error.http_status} | `{error.grpc_status}` |"
+            f"| `{error.__name__}` | {error.code} | {error.http_status} | `{error.grpc_status}` "
+            f"| `{error.reason}` | {error.v1_http_status} | `{error.v1_grpc_status}` |"
         )
     return "\n".join(rows)
 

@@ -76,12 +76,12 @@ async def test_cut_stream_is_resumed_with_nothing_lost_or_repeated(after: int) -
     """Spec 7.9: the client resubscribes with Last-Event-ID; the caller sees the same
     events as an uncut stream, in order, with strictly increasing sequence numbers."""
     with running(ticking_app(TICKS, interval=0.1)) as url:
-        async with connect(url) as reference:
+        async with connect(url, protocol="0.3") as reference:
             expected = await uncut_ids(reference)
         cutter = CuttingTransport(after)
         async with (
             httpx.AsyncClient(transport=cutter) as http,
-            connect(url, http_client=http) as client,
+            connect(url, http_client=http, protocol="0.3") as client,
         ):
             tracker = TaskTracker()
             ids: list[int | None] = []
@@ -108,7 +108,7 @@ async def test_gives_up_after_max_resumes() -> None:
         cutter = CuttingTransport(1, 0, 0, 0)
         async with (
             httpx.AsyncClient(transport=cutter) as http,
-            connect(url, http_client=http, max_resumes=2) as client,
+            connect(url, http_client=http, max_resumes=2, protocol="0.3") as client,
         ):
             client.resume_delay = 0
             with pytest.raises(StreamInterruptedError):

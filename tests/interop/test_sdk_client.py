@@ -98,9 +98,14 @@ def texts(artifact: dict[str, Any]) -> str:
 
 
 def test_card_discovery_gives_the_sdk_the_whole_card(run: Run) -> None:
-    """Spec 5.3: the card at /.well-known/agent-card.json, every field understood."""
+    """Spec 5.3: the card at /.well-known/agent-card.json, every v0.3 field understood
+    (v1.0's ``supportedInterfaces`` and ``capabilities.extendedAgentCard`` are unknown to
+    a 0.3 SDK, which drops them: the card stays a valid v0.3 card)."""
     card = run["card"]["card"]
-    assert card == httpx.get(f"{run.url}/.well-known/agent-card.json").json()
+    served = httpx.get(f"{run.url}/.well-known/agent-card.json").json()
+    assert served.pop("supportedInterfaces")
+    served["capabilities"].pop("extendedAgentCard", None)
+    assert card == served
     assert card["url"] == f"{run.url}/"
     assert card["protocolVersion"] == "0.3.0"
     # spec 3.4.2 / 5.6.2: every binding served is declared, so the SDK can pick any

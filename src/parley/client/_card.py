@@ -1,7 +1,11 @@
 """Finding and checking an agent card (spec 5.3, 5.5, 5.6.4).
 
-A card comes from a base URL (``/.well-known/agent-card.json``, then the older
-``/.well-known/agent.json``), from the full URL of a card, or from a file. A bad card is
+A card may be v0.3's (``url``, ``preferredTransport``, ``additionalInterfaces``, which
+parley's own cards keep beside v1.0's ``supportedInterfaces``) or v1.0's
+(``supportedInterfaces`` only): the latter is read into the same ``AgentCard``, its
+first interface as ``url``. A card comes from a base URL
+(``/.well-known/agent-card.json``, then the older ``/.well-known/agent.json``), from the
+full URL of a card, or from a file. A bad card is
 refused with ``CardError`` whose ``problems`` name each field and what is wrong with it.
 """
 
@@ -19,6 +23,7 @@ from pydantic import ValidationError
 from parley.client._errors import CardError, NotAnAgentError
 from parley.client._transport import Timeouts
 from parley.client.transports._http import not_an_agent, refused, translated
+from parley.protocol._cards import card_from_v1
 from parley.protocol.early import card_from_early, wire
 from parley.types import AgentCard
 
@@ -39,6 +44,8 @@ def parse_card(data: bytes | str | dict[str, Any], source: str = "the card") -> 
         raise CardError(f"{source} is not JSON: {error}", problems=[str(error)]) from None
     if not isinstance(raw, dict):
         raise CardError(f"{source} is not a JSON object", problems=["expected a JSON object"])
+    if is_v1_card(raw):
+        raw = card_from_v1(raw)
     try:
         card = AgentCard.model_validate(raw)
     except ValidationError as error:
@@ -77,6 +84,12 @@ def _problems(error: ValidationError) -> list[str]:
         f"{'.'.join(str(p) for p in item['loc']) or 'card'}: {item['msg']}"
         for item in error.errors(include_url=False, include_input=False)
     ]
+
+
+def is_v1_card(raw: dict[str, Any]) -> bool:
+    """A card in v1.0's shape: ``supportedInterfaces`` and none of v0.3's ``url`` (as an
+    agent that speaks only v1.0 publishes it, v1.0.1 §4.4.1)."""
+    return bool(raw.get("supportedInterfaces")) and not raw.get("url")
 
 
 def card_problems(card: AgentCard) -> list[str]:

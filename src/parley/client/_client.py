@@ -23,7 +23,14 @@ from parley.client._errors import (
 )
 from parley.client._interceptors import ClientCall, ClientInterceptor
 from parley.client._transport import ClientCallContext, StreamItem, Transport
-from parley.protocol import BY_NAME, A2AError, Operation, ends_interaction
+from parley.protocol import (
+    BY_NAME,
+    LIST_TASKS,
+    A2AError,
+    Operation,
+    UnsupportedOperationError,
+    ends_interaction,
+)
 from parley.types import (
     A2AModel,
     AgentCard,
@@ -31,6 +38,8 @@ from parley.types import (
     Event,
     GetTaskPushNotificationConfigParams,
     ListTaskPushNotificationConfigParams,
+    ListTasksParams,
+    ListTasksResult,
     Message,
     MessageSendConfiguration,
     MessageSendParams,
@@ -151,6 +160,29 @@ class Client:
         params = TaskQueryParams(id=task_id, history_length=history_length)
         task: Task = await self.call(BY_NAME["get_task"], params, context)
         return task
+
+    async def list_tasks(
+        self,
+        params: ListTasksParams | None = None,
+        *,
+        context: ClientCallContext | None = None,
+        **filters: Any,
+    ) -> ListTasksResult:
+        """``ListTasks`` (v1.0.1 §3.1.4): one page of the agent's tasks, most recently
+        updated first; ``filters`` are the fields of ``ListTasksParams`` (``context_id``,
+        ``status``, ``page_size``, ``page_token``, ``history_length``,
+        ``include_artifacts``, ``status_timestamp_after``). Raises
+        ``UnsupportedOperationError`` when the agent is spoken to in A2A 0.3, which has
+        no such call on JSON-RPC or gRPC."""
+        interface = getattr(self.transport, "interface", None)
+        if getattr(interface, "protocol", "1.0") != "1.0":
+            raise UnsupportedOperationError(
+                "Listing tasks is an A2A 1.0 operation; this agent is spoken to in "
+                f"{interface.protocol}"  # type: ignore[union-attr]
+            )
+        query = params if params is not None else ListTasksParams(**filters)
+        result: ListTasksResult = await self.call(LIST_TASKS, query, context)
+        return result
 
     async def cancel_task(self, task_id: str, *, context: ClientCallContext | None = None) -> Task:
         """``tasks/cancel`` (spec 7.4); raises ``TaskNotCancelableError`` once it is over."""

@@ -28,7 +28,7 @@ from parley.client._transport import Timeouts, Transport
 from parley.client.transports._asgi import ASGIApp, StreamingASGITransport
 from parley.client.transports._early import EarlyDialect
 from parley.client.transports._jsonrpc import JSONRPCTransport
-from parley.protocol import A2AError
+from parley.protocol import SUPPORTED_VERSIONS, A2AError, major_minor
 from parley.types import AgentCard
 
 IN_MEMORY_URL = "http://agent.local"
@@ -53,8 +53,9 @@ class ClientConfig:
     """Fetch the authenticated extended card when the card offers one and there are
     interceptors to carry credentials."""
     protocol: str | None = None
-    """The protocol to speak: ``None`` or ``"0.3"`` (A2A v0.3, transport from the card),
-    or ``"2025-early"`` (the earlier JSON-RPC dialect, card from
+    """The protocol to speak: ``None`` (the newest A2A version both sides speak, from the
+    card's ``supportedInterfaces``), ``"1.0"`` or ``"0.3"`` (that version only, transport
+    from the card), or ``"2025-early"`` (the earlier JSON-RPC dialect, card from
     ``/.well-known/agent.json``, JSON-RPC at its ``url``)."""
 
 
@@ -71,7 +72,7 @@ class ClientFactory:
         configuration.
         """
         config = self.config
-        _check_protocol(config.protocol)
+        protocols = _protocols(config.protocol)
         if config.protocol == EARLY:
             return self._client(
                 JSONRPCTransport(
@@ -80,12 +81,15 @@ class ClientFactory:
                 card,
             )
         candidates = candidate_interfaces(
-            card, config.transports, use_client_preference=config.use_client_preference
+            card,
+            config.transports,
+            use_client_preference=config.use_client_preference,
+            protocols=protocols,
         )
         if not candidates:
             raise ClientError(
                 "No interface of the agent can be used: "
-                + no_interface_message(card, config.transports)
+                + no_interface_message(card, config.transports, protocols)
             )
         transport = FallbackTransport(candidates, config.http_client, timeouts=config.timeouts)
         return self._client(transport, card)
@@ -104,7 +108,7 @@ class ClientFactory:
         """A client for the agent at ``source``: a base URL, a card URL, a card file,
         or a card. Raises what ``fetch_card`` raises, and ``ClientError``."""
         config = self.config
-        _check_protocol(config.protocol)
+        _protocols(config.protocol)
         card = (
             source
             if isinstance(source, AgentCard)
@@ -127,13 +131,19 @@ class ClientFactory:
         return client
 
 
-PROTOCOLS = ("0.3", EARLY)
+PROTOCOLS = (*SUPPORTED_VERSIONS, EARLY)
 """The protocol ids ``ClientConfig.protocol`` (and ``parley --protocol``) accept."""
 
 
-def _check_protocol(protocol: str | None) -> None:
-    if protocol is not None and protocol not in PROTOCOLS:
+def _protocols(protocol: str | None) -> tuple[str, ...]:
+    """The A2A versions to consider, newest first; raises ``ClientError`` for an id
+    parley does not speak."""
+    if protocol is None:
+        return SUPPORTED_VERSIONS
+    version = major_minor(protocol) if protocol[:1].isdigit() else protocol
+    if version not in PROTOCOLS:
         raise ClientError(f"Unknown protocol {protocol!r}; parley speaks {', '.join(PROTOCOLS)}")
+    return (version,)
 
 
 def in_memory_http_client(app: ASGIApp) -> httpx.AsyncClient:

@@ -1,8 +1,11 @@
-"""Choosing the transport from the card (spec 5.6.3), with fallback.
+"""Choosing the protocol version and transport from the card (spec 5.6.3; v1.0.1 §3.6.3,
+§8.3.2), with fallback.
 
-The candidates are the card's main ``url``/``preferredTransport`` and its
-``additionalInterfaces``, each at its own URL, restricted to the transports the client
-supports. By default the agent's preference orders them (the main URL first, then the
+The candidates are the card's ``supportedInterfaces`` (v1.0: each a binding, a URL and a
+protocol version), or, on a v0.3 card without them, its main ``url``/``preferredTransport``
+and its ``additionalInterfaces`` (all v0.3), restricted to the transports and versions the
+client speaks. The newest version comes first (``protocol`` may force one); within a
+version, by default the agent's preference orders them (the main URL first, then the
 interfaces in card order); with ``use_client_preference`` the client's list does.
 ``FallbackTransport`` tries them in that order and moves on when one cannot be reached.
 """
@@ -10,6 +13,7 @@ interfaces in card order); with ``use_client_preference`` the client's list does
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
@@ -24,7 +28,8 @@ from parley.client._transport import (
     registered_transports,
     transport_factory,
 )
-from parley.protocol import Operation
+from parley.protocol import SUPPORTED_VERSIONS, Operation, major_minor
+from parley.protocol._versions import V0_3
 from parley.types import A2AModel, AgentCard, AgentInterface
 
 TRANSPORT_NAMES = {
@@ -41,30 +46,70 @@ def transport_name(name: str) -> str:
     return TRANSPORT_NAMES.get(name.lower(), name.upper())
 
 
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An interface the client can use: a binding at a URL in one protocol version."""
+
+    url: str
+    transport: str
+    """The card's binding name: ``JSONRPC``, ``GRPC``, ``HTTP+JSON``."""
+    protocol: str = V0_3
+    """``1.0`` or ``0.3``."""
+
+
+def declared_interfaces(card: AgentCard) -> list[Candidate]:
+    """Every interface the card declares, in the agent's order: its
+    ``supportedInterfaces`` (v1.0), or else its v0.3 ``url`` and ``additionalInterfaces``."""
+    if card.supported_interfaces:
+        return [
+            Candidate(i.url, transport_name(i.protocol_binding), _version(i.protocol_version))
+            for i in card.supported_interfaces
+        ]
+    declared = [AgentInterface(url=card.url, transport=card.preferred_transport)]
+    declared += card.additional_interfaces or []
+    return [Candidate(i.url, transport_name(i.transport), V0_3) for i in declared]
+
+
+def _version(text: str) -> str:
+    try:
+        return major_minor(text) if text else V0_3
+    except (IndexError, ValueError):
+        return text
+
+
 def candidate_interfaces(
     card: AgentCard,
     supported: Sequence[str] | None = None,
     *,
     use_client_preference: bool = False,
-) -> list[AgentInterface]:
-    """The card's interfaces the client can use, best first (spec 5.6.3)."""
+    protocols: Sequence[str] = SUPPORTED_VERSIONS,
+) -> list[Candidate]:
+    """The card's interfaces the client can use, best first: the newest protocol version
+    of ``protocols`` both sides speak first (v1.0.1 §3.6.3, §8.3.2), then by the agent's
+    order (spec 5.6.3), or by ``supported``'s with ``use_client_preference``."""
     wanted = [transport_name(n) for n in (supported or registered_transports())]
-    declared = [AgentInterface(url=card.url, transport=card.preferred_transport)]
-    declared += card.additional_interfaces or []
-    usable: list[AgentInterface] = []
-    for interface in declared:
-        name = transport_name(interface.transport)
-        if name in wanted and all((u.url, u.transport) != (interface.url, name) for u in usable):
-            usable.append(AgentInterface(url=interface.url, transport=name))
+    usable: list[Candidate] = []
+    for candidate in declared_interfaces(card):
+        usable_here = candidate.transport in wanted and candidate.protocol in protocols
+        if usable_here and candidate not in usable:
+            usable.append(candidate)
     if use_client_preference:
-        usable.sort(key=lambda interface: wanted.index(interface.transport))
+        usable.sort(key=lambda candidate: wanted.index(candidate.transport))
+    usable.sort(key=lambda candidate: protocols.index(candidate.protocol))
     return usable
 
 
-def no_interface_message(card: AgentCard, supported: Sequence[str] | None) -> str:
-    offered = ", ".join(
-        sorted({card.preferred_transport, *(i.transport for i in card.additional_interfaces or ())})
-    )
+def no_interface_message(
+    card: AgentCard, supported: Sequence[str] | None, protocols: Sequence[str] = SUPPORTED_VERSIONS
+) -> str:
+    declared = declared_interfaces(card)
+    versions = sorted({candidate.protocol for candidate in declared})
+    if not set(versions) & set(protocols):
+        return (
+            f"the agent speaks only A2A {', '.join(versions)}; this client speaks "
+            f"{', '.join(protocols)}"
+        )
+    offered = ", ".join(sorted({c.transport for c in declared if c.protocol in protocols}))
     wanted = ", ".join(transport_name(n) for n in (supported or registered_transports()))
     return f"the agent offers {offered}; this client uses {wanted}"
 
@@ -79,7 +124,7 @@ class FallbackTransport:
 
     def __init__(
         self,
-        candidates: Sequence[AgentInterface],
+        candidates: Sequence[Candidate],
         http_client: httpx.AsyncClient | None = None,
         *,
         timeouts: Timeouts | None = None,
@@ -94,7 +139,7 @@ class FallbackTransport:
         self._settled = False
 
     @property
-    def interface(self) -> AgentInterface:
+    def interface(self) -> Candidate:
         """The interface in use (or to be tried next)."""
         return self.candidates[self._index]
 
@@ -140,7 +185,10 @@ class FallbackTransport:
                 if factory is None:
                     raise ClientError(f"no {interface.transport} transport is installed")
                 self._transports[self._index] = factory(
-                    interface.url, self.http_client, timeouts=self.timeouts
+                    interface.url,
+                    self.http_client,
+                    timeouts=self.timeouts,
+                    protocol=interface.protocol,
                 )
             except (ImportError, ClientError):
                 if not self._next():

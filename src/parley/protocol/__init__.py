@@ -21,6 +21,7 @@ from parley.protocol._errors import (
     AuthenticatedExtendedCardNotConfiguredError,
     ContentTypeNotSupportedError,
     ConversionError,
+    ExtensionSupportRequiredError,
     InternalError,
     InvalidAgentResponseError,
     InvalidParamsError,
@@ -39,6 +40,7 @@ from parley.protocol._operations import (
     BY_GRPC_METHOD,
     BY_JSONRPC_METHOD,
     BY_NAME,
+    LIST_TASKS,
     OPERATIONS,
     Capability,
     Operation,
@@ -56,6 +58,12 @@ from parley.protocol._states import (
     is_terminal,
     legal_moves,
 )
+from parley.protocol._versions import (
+    SUPPORTED_VERSIONS,
+    VERSION_HEADER,
+    major_minor,
+    requested_version,
+)
 
 __all__ = [
     "ACTIVE_STATES",
@@ -67,10 +75,13 @@ __all__ = [
     "DIALECTS_BY_NAME",
     "ERROR_CLASSES",
     "INTERRUPTED_STATES",
+    "LIST_TASKS",
     "OPERATIONS",
     "SHARED_METHODS",
+    "SUPPORTED_VERSIONS",
     "TERMINAL_STATES",
     "V0_3",
+    "VERSION_HEADER",
     "A2AError",
     "AuthenticatedExtendedCardNotConfiguredError",
     "Capability",
@@ -78,6 +89,7 @@ __all__ = [
     "ConversionError",
     "Dialect",
     "DialectMethod",
+    "ExtensionSupportRequiredError",
     "InternalError",
     "InvalidAgentResponseError",
     "InvalidParamsError",
@@ -103,5 +115,7 @@ __all__ = [
     "is_interrupted",
     "is_terminal",
     "legal_moves",
+    "major_minor",
     "recognise",
+    "requested_version",
 ]

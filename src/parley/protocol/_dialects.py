@@ -16,14 +16,26 @@ Adding a dialect is adding it to ``DIALECTS``.
 
 from __future__ import annotations
 
+from importlib.util import find_spec
 from typing import Any
 
 from parley.protocol._dialect import V0_3, Dialect
 from parley.protocol._errors import VersionNotSupportedError
 from parley.protocol.early import EARLY
 
+
+def _v1() -> tuple[Dialect, ...]:
+    """v1.0's JSON-RPC methods, served when protobuf is installed (``parley[grpc]``): its
+    ProtoJSON is read through the ``lf.a2a.v1`` messages."""
+    if find_spec("google.protobuf") is None:  # pragma: no cover - the tests have it
+        return ()
+    from parley.protocol.v1 import DIALECT
+
+    return (DIALECT,)
+
+
 DEFAULT_DIALECT = V0_3
-DIALECTS: tuple[Dialect, ...] = (V0_3, EARLY)
+DIALECTS: tuple[Dialect, ...] = (V0_3, EARLY, *_v1())
 """Every dialect of the JSON-RPC binding; the first is the default."""
 
 DIALECTS_BY_NAME: dict[str, Dialect] = {dialect.name: dialect for dialect in DIALECTS}

@@ -17,6 +17,7 @@ no mapping of their own.
      +-- ContentTypeNotSupportedError                -32005  415  INVALID_ARGUMENT
      +-- InvalidAgentResponseError                   -32006  502  INTERNAL
      +-- AuthenticatedExtendedCardNotConfiguredError -32007  404  FAILED_PRECONDITION
+     +-- ExtensionSupportRequiredError               -32008  400  FAILED_PRECONDITION
      +-- VersionNotSupportedError                    -32009  400  FAILED_PRECONDITION
      +-- UnauthenticatedError                        -31401  401  UNAUTHENTICATED
      +-- PermissionDeniedError                       -31403  403  PERMISSION_DENIED
@@ -25,6 +26,12 @@ The last two are not in the spec's table: spec 4.4 answers missing or refused
 credentials with HTTP 401/403 at the transport; parley gives them codes in the
 implementation-defined range so that a JSON-RPC body and a gRPC status can carry them
 too, and a client rebuilds the same class from any binding.
+
+Each class also carries its ``reason``, the ``google.rpc.ErrorInfo`` reason of A2A v1.0
+(v1.0.1 §3.3.2, §10.6: the name in UPPER_SNAKE_CASE without "Error"), and the HTTP and
+gRPC statuses of v1.0.1 §5.4 (``v1_http_status``, ``v1_grpc_status``), which differ from
+v0.3's for a few classes (v0.3 keeps its own, e.g. 409 for a task that cannot be
+canceled; v1.0 says 400 and FAILED_PRECONDITION).
 """
 
 from __future__ import annotations
@@ -47,6 +54,9 @@ class A2AError(Exception):
     http_status: ClassVar[int] = 500
     grpc_status: ClassVar[str] = "INTERNAL"
     default_message: ClassVar[str] = "Internal error"
+    reason: ClassVar[str] = "INTERNAL"
+    v1_http_status: ClassVar[int] = 500
+    v1_grpc_status: ClassVar[str] = "INTERNAL"
 
     def __init__(self, message: str | None = None, *, data: Any = None) -> None:
         self.message = message or self.default_message
@@ -77,6 +87,14 @@ class A2AError(Exception):
         return error_class(message, data=data)
 
     @classmethod
+    def from_reason(
+        cls, reason: str, message: str | None = None, data: Any = None
+    ) -> A2AError | None:
+        """The class named by a v1.0 ``ErrorInfo`` reason, or ``None`` if it names none."""
+        error_class = _BY_REASON.get(reason)
+        return None if error_class is None else error_class(message, data=data)
+
+    @classmethod
     def from_grpc_status(cls, status: str) -> type[A2AError]:
         """The class parley uses for a gRPC status name that carried no A2A detail."""
         return _BY_GRPC_STATUS.get(status, InternalError)
@@ -90,6 +108,9 @@ class JSONParseError(A2AError):
     http_status = 400
     grpc_status = "INVALID_ARGUMENT"
     default_message = "Invalid JSON payload"
+    reason = "PARSE_ERROR"
+    v1_http_status = 400
+    v1_grpc_status = "INVALID_ARGUMENT"
 
     @classmethod
     def from_decode(cls, error: ValueError) -> JSONParseError:
@@ -103,6 +124,9 @@ class InvalidRequestError(A2AError):
     http_status = 400
     grpc_status = "INVALID_ARGUMENT"
     default_message = "Request payload validation error"
+    reason = "INVALID_REQUEST"
+    v1_http_status = 400
+    v1_grpc_status = "INVALID_ARGUMENT"
 
 
 class MethodNotFoundError(A2AError):
@@ -110,6 +134,9 @@ class MethodNotFoundError(A2AError):
     http_status = 404
     grpc_status = "UNIMPLEMENTED"
     default_message = "Method not found"
+    reason = "METHOD_NOT_FOUND"
+    v1_http_status = 404
+    v1_grpc_status = "NOT_FOUND"
 
 
 class InvalidParamsError(A2AError):
@@ -117,6 +144,9 @@ class InvalidParamsError(A2AError):
     http_status = 400
     grpc_status = "INVALID_ARGUMENT"
     default_message = "Invalid parameters"
+    reason = "INVALID_PARAMS"
+    v1_http_status = 400
+    v1_grpc_status = "INVALID_ARGUMENT"
 
     @classmethod
     def from_validation(cls, what: str, error: ValidationError) -> InvalidParamsError:
@@ -135,6 +165,9 @@ class InternalError(A2AError):
     http_status = 500
     grpc_status = "INTERNAL"
     default_message = "Internal error"
+    reason = "INTERNAL"
+    v1_http_status = 500
+    v1_grpc_status = "INTERNAL"
 
 
 class TaskNotFoundError(A2AError):
@@ -142,6 +175,9 @@ class TaskNotFoundError(A2AError):
     http_status = 404
     grpc_status = "NOT_FOUND"
     default_message = "Task not found"
+    reason = "TASK_NOT_FOUND"
+    v1_http_status = 404
+    v1_grpc_status = "NOT_FOUND"
 
 
 class TaskNotCancelableError(A2AError):
@@ -149,6 +185,9 @@ class TaskNotCancelableError(A2AError):
     http_status = 409
     grpc_status = "FAILED_PRECONDITION"
     default_message = "Task cannot be canceled"
+    reason = "TASK_NOT_CANCELABLE"
+    v1_http_status = 400
+    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class PushNotificationNotSupportedError(A2AError):
@@ -156,6 +195,9 @@ class PushNotificationNotSupportedError(A2AError):
     http_status = 400
     grpc_status = "UNIMPLEMENTED"
     default_message = "Push Notification is not supported"
+    reason = "PUSH_NOTIFICATION_NOT_SUPPORTED"
+    v1_http_status = 400
+    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class UnsupportedOperationError(A2AError):
@@ -163,6 +205,9 @@ class UnsupportedOperationError(A2AError):
     http_status = 400
     grpc_status = "UNIMPLEMENTED"
     default_message = "This operation is not supported"
+    reason = "UNSUPPORTED_OPERATION"
+    v1_http_status = 400
+    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class ContentTypeNotSupportedError(A2AError):
@@ -170,6 +215,9 @@ class ContentTypeNotSupportedError(A2AError):
     http_status = 415
     grpc_status = "INVALID_ARGUMENT"
     default_message = "Incompatible content types"
+    reason = "CONTENT_TYPE_NOT_SUPPORTED"
+    v1_http_status = 400
+    v1_grpc_status = "INVALID_ARGUMENT"
 
 
 class InvalidAgentResponseError(A2AError):
@@ -177,6 +225,9 @@ class InvalidAgentResponseError(A2AError):
     http_status = 502
     grpc_status = "INTERNAL"
     default_message = "Invalid agent response type"
+    reason = "INVALID_AGENT_RESPONSE"
+    v1_http_status = 500
+    v1_grpc_status = "INTERNAL"
 
 
 class AuthenticatedExtendedCardNotConfiguredError(A2AError):
@@ -184,6 +235,19 @@ class AuthenticatedExtendedCardNotConfiguredError(A2AError):
     http_status = 404
     grpc_status = "FAILED_PRECONDITION"
     default_message = "Authenticated Extended Card not configured"
+    reason = "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
+    v1_http_status = 400
+    v1_grpc_status = "FAILED_PRECONDITION"
+
+
+class ExtensionSupportRequiredError(A2AError):
+    code = -32008
+    http_status = 400
+    grpc_status = "FAILED_PRECONDITION"
+    default_message = "The agent requires an extension the request did not declare"
+    reason = "EXTENSION_SUPPORT_REQUIRED"
+    v1_http_status = 400
+    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class VersionNotSupportedError(A2AError):
@@ -193,6 +257,9 @@ class VersionNotSupportedError(A2AError):
     http_status = 400
     grpc_status = "FAILED_PRECONDITION"
     default_message = "This A2A version is not supported"
+    reason = "VERSION_NOT_SUPPORTED"
+    v1_http_status = 400
+    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class UnauthenticatedError(A2AError):
@@ -200,6 +267,9 @@ class UnauthenticatedError(A2AError):
     http_status = 401
     grpc_status = "UNAUTHENTICATED"
     default_message = "Authentication required"
+    reason = "UNAUTHENTICATED"
+    v1_http_status = 401
+    v1_grpc_status = "UNAUTHENTICATED"
 
 
 class PermissionDeniedError(A2AError):
@@ -207,6 +277,9 @@ class PermissionDeniedError(A2AError):
     http_status = 403
     grpc_status = "PERMISSION_DENIED"
     default_message = "Permission denied"
+    reason = "PERMISSION_DENIED"
+    v1_http_status = 403
+    v1_grpc_status = "PERMISSION_DENIED"
 
 
 class ConversionError(ValueError):
@@ -229,12 +302,14 @@ ERROR_CLASSES: tuple[type[A2AError], ...] = (
     ContentTypeNotSupportedError,
     InvalidAgentResponseError,
     AuthenticatedExtendedCardNotConfiguredError,
+    ExtensionSupportRequiredError,
     VersionNotSupportedError,
     UnauthenticatedError,
     PermissionDeniedError,
 )
 
 _BY_CODE: dict[int, type[A2AError]] = {error.code: error for error in ERROR_CLASSES}
+_BY_REASON: dict[str, type[A2AError]] = {error.reason: error for error in ERROR_CLASSES}
 
 # Without A2A detail in a gRPC status, the first class with that status is the best guess.
 _BY_GRPC_STATUS: dict[str, type[A2AError]] = {}

@@ -17,6 +17,8 @@ from parley.types import (
     DeleteTaskPushNotificationConfigParams,
     GetTaskPushNotificationConfigParams,
     ListTaskPushNotificationConfigParams,
+    ListTasksParams,
+    ListTasksResult,
     Message,
     MessageSendParams,
     Task,
@@ -162,6 +164,20 @@ GET_EXTENDED_CARD = Operation(
     grpc_method="GetAgentCard",
     capability=Capability.extended_card,
 )
+
+LIST_TASKS = Operation(
+    name="list_tasks",
+    jsonrpc_method="tasks/list",
+    params=ListTasksParams,
+    result=ListTasksResult,
+    streaming=False,
+    rest_method="GET",
+    rest_path="/v1/tasks",
+    grpc_method="ListTasks",
+)
+"""v1.0's ``ListTasks``. Not in ``OPERATIONS``: v0.3 has it only as REST ``GET /v1/tasks``
+(no JSON-RPC method, no RPC in its proto), which the REST binding serves on its own; the
+v1.0 dialect's table (``parley.protocol.v1``) lists it with the others."""
 
 OPERATIONS: tuple[Operation, ...] = (
     SEND_MESSAGE,

@@ -3,7 +3,11 @@
 A card whose ``url`` is left empty is completed by parley from the address a request
 really came to (``Host`` and the server's own scheme, or ``X-Forwarded-Proto`` /
 ``X-Forwarded-Host`` behind a proxy), so the card never advertises an address nobody can
-reach. ``additionalInterfaces`` left empty is filled with every binding the app serves.
+reach. ``additionalInterfaces`` left empty is filled with every binding the app serves,
+and ``supportedInterfaces`` (A2A v1.0, v1.0.1 §8.3) left empty with each of them twice:
+``protocolVersion`` 1.0 first, then 0.3, at the same URLs (one server speaks both). A v0.3
+client ignores the field; a v1.0 client finds its version there; the card stays valid
+v0.3.
 
 A binding's *target* is where the app serves it: an absolute URL, a path on the HTTP
 server (``/`` for JSON-RPC, ``""`` for REST's ``/v1/...``), or ``:PORT`` for gRPC, which
@@ -17,7 +21,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from parley.types import AgentCard, AgentInterface, TransportProtocol
+from parley.protocol import SUPPORTED_VERSIONS
+from parley.types import AgentCard, AgentInterface, ProtocolInterface, TransportProtocol
 
 
 class CardError(ValueError):
@@ -101,8 +106,8 @@ class CardPublisher:
     def _fix(self) -> None:
         card = self.card
         self._rendered.clear()
-        self._fixed = card.to_json() if card.url and card.additional_interfaces else None
-        if card.url and not card.additional_interfaces:
+        self._fixed = None
+        if card.url:
             origin = urlsplit(card.url)
             self._fixed = self.for_base(f"{origin.scheme}://{origin.netloc}").to_json()
 
@@ -116,10 +121,13 @@ class CardPublisher:
         return self.complete(self.card, base)
 
     def complete(self, card: AgentCard, base: str | None) -> AgentCard:
-        """``card`` (the public card or an extended one) with its ``url`` and
-        ``additionalInterfaces`` filled in from the bindings this app serves, for a
-        client that reached it at ``base`` (``None``: at the card's own ``url``)."""
-        if card.url and card.additional_interfaces:
+        """``card`` (the public card or an extended one) with its ``url``,
+        ``additionalInterfaces`` and ``supportedInterfaces`` filled in from the bindings
+        this app serves, for a client that reached it at ``base`` (``None``: at the card's
+        own ``url``); ``capabilities.extendedAgentCard`` follows
+        ``supportsAuthenticatedExtendedCard``."""
+        card = _with_v1_capabilities(card)
+        if card.url and card.additional_interfaces and card.supported_interfaces:
             return card
         if base is None:
             origin = urlsplit(card.url or self.card.url)
@@ -132,10 +140,16 @@ class CardPublisher:
             urls[card.preferred_transport] = card.url
         else:
             update["url"] = urls[card.preferred_transport]
+        ranked = sorted(urls.items(), key=lambda item: _rank(item[0], card.preferred_transport))
         if not card.additional_interfaces:
             update["additional_interfaces"] = [
-                AgentInterface(url=url, transport=transport)
-                for transport, url in sorted(urls.items(), key=lambda item: _rank(item[0]))
+                AgentInterface(url=url, transport=transport) for transport, url in ranked
+            ]
+        if not card.supported_interfaces:
+            update["supported_interfaces"] = [
+                ProtocolInterface(url=url, protocol_binding=transport, protocol_version=version)
+                for version in SUPPORTED_VERSIONS
+                for transport, url in ranked
             ]
         return card.model_copy(update=update)
 
@@ -159,9 +173,19 @@ def _complete(target: str, base: str) -> str:
     return base.rstrip("/") + target if target else base
 
 
-def _rank(transport: str) -> int:
+def _rank(transport: str, preferred: str = "") -> tuple[bool, int]:
     order = [TransportProtocol.jsonrpc, TransportProtocol.grpc, TransportProtocol.http_json]
-    return order.index(transport) if transport in order else len(order)  # type: ignore[arg-type]
+    index = order.index(transport) if transport in order else len(order)  # type: ignore[arg-type]
+    return transport != preferred, index
+
+
+def _with_v1_capabilities(card: AgentCard) -> AgentCard:
+    """The card with v1.0's ``capabilities.extendedAgentCard`` beside v0.3's flag."""
+    extended = card.supports_authenticated_extended_card or None
+    if card.capabilities.extended_agent_card == extended:
+        return card
+    capabilities = card.capabilities.model_copy(update={"extended_agent_card": extended})
+    return card.model_copy(update={"capabilities": capabilities})
 
 
 def request_base(scope: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> str:

@@ -31,6 +31,11 @@ class CallContext:
     base_url: str | None = None
     """Where the client reached the server, ``scheme://host[:port]`` plus mount path
     (HTTP bindings; ``None`` over gRPC)."""
+    protocol_version: str = "0.3"
+    """The A2A version the call came in (``0.3`` or ``1.0``), for logs and agents; the
+    handler's behaviour never depends on it."""
+    tenant: str | None = None
+    """v1.0's ``tenant`` of the request (from its path or its field), if any."""
 
     @classmethod
     def from_headers(

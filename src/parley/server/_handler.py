@@ -35,6 +35,7 @@ from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
 from parley.server._ids import new_id
 from parley.server._keys import SigningKeys
+from parley.server._listing import list_tasks
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
 from parley.server._runs import CANCELED, LiveTask, RunSink, TaskRuns, logger
@@ -47,6 +48,8 @@ from parley.types import (
     Event,
     GetTaskPushNotificationConfigParams,
     ListTaskPushNotificationConfigParams,
+    ListTasksParams,
+    ListTasksResult,
     Message,
     MessageSendParams,
     NamedTaskSendParams,
@@ -240,6 +243,18 @@ class RequestHandler:
         if snapshot is None:
             raise TaskNotFoundError(f"Task {params.id} was not found")
         return _trim(snapshot.task, params.history_length)
+
+    async def list_tasks(
+        self, params: ListTasksParams, call: CallContext | None = None
+    ) -> ListTasksResult:
+        """One page of the tasks matching the filters, most recently active first.
+
+        Raises ``InvalidParamsError`` for a bad page size, history length, time or page
+        token, and ``UnsupportedOperationError`` when the task store cannot list.
+        """
+        if not hasattr(self.task_store, "list_tasks"):
+            raise UnsupportedOperationError("This agent's task store cannot list tasks")
+        return await list_tasks(self.task_store, self.runs.live, params)
 
     async def cancel_task(self, params: TaskIdParams, call: CallContext | None = None) -> Task:
         """Ask the agent to cancel the task; answers with the task, ``canceled``.

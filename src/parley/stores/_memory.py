@@ -34,6 +34,7 @@ from datetime import datetime
 from pydantic import TypeAdapter
 
 from parley.protocol import ACTIVE_STATES, is_interrupted, is_terminal
+from parley.stores._memory_index import TaskIndex
 from parley.stores._memory_side import MemorySide
 from parley.stores._protocols import (
     Append,
@@ -42,6 +43,8 @@ from parley.stores._protocols import (
     OutboxEntry,
     SentMessage,
     StoredEvent,
+    TaskPage,
+    TaskQuery,
     TaskSnapshot,
     duplicate,
     lost,
@@ -137,8 +140,13 @@ class MemoryStore(MemorySide):
         """message key -> when it was claimed (for expiry)."""
         self._sent_to: dict[str, str] = {}
         """task id -> the keys of the messages sent to it (``_join``)."""
+        self._index = TaskIndex()
+        """Tasks by last activity, for ``list_tasks``."""
 
     async def get(self, task_id: str) -> TaskSnapshot | None:
+        return self._load(task_id)
+
+    def _load(self, task_id: str) -> TaskSnapshot | None:
         done = self._done.get(task_id)
         if done is not None:
             snapshot, sequence, _, _ = _unpack(done)
@@ -158,15 +166,17 @@ class MemoryStore(MemorySide):
         if owner is not None:
             self._owners[task.id] = owner
         state = task.status.state
+        now = time.time()
+        self._index.touch(task.id, task.context_id, state, now)
         if is_terminal(state):
             finished = self._tasks.pop(task.id, None)
             if finished is not None and finished.events:
                 self._done_events[task.id] = _pack_events(finished.events)
-            self._done[task.id] = _finished(task.to_json(), sequence, state, time.time())
+            self._done[task.id] = _finished(task.to_json(), sequence, state, now)
             return
         entry = self._entry(task.id)
         entry.snapshot, entry.sequence = task.to_json(), sequence
-        entry.state, entry.touched = state, time.time()
+        entry.state, entry.touched = state, now
 
     def _entry(self, task_id: str) -> _Entry:
         entry = self._tasks.get(task_id)
@@ -203,6 +213,10 @@ class MemoryStore(MemorySide):
             for stored in part.events:
                 event = stored.event
                 if isinstance(event, Task | TaskStatusUpdateEvent):
+                    if event.status.state is not entry.state:
+                        self._index.touch(
+                            part.task_id, event.context_id, event.status.state, entry.touched
+                        )
                     entry.state = event.status.state
             self._enqueue(part.outbox)
 
@@ -236,6 +250,7 @@ class MemoryStore(MemorySide):
         return self._last(task_id)
 
     async def delete(self, task_id: str) -> None:
+        self._index.remove(task_id)
         self._tasks.pop(task_id, None)
         self._done.pop(task_id, None)
         self._done_events.pop(task_id, None)
@@ -249,6 +264,13 @@ class MemoryStore(MemorySide):
         self._sent.pop(key, None)
         self._replies.pop(key, None)
         self._claimed.pop(key, None)
+
+    async def list_tasks(self, query: TaskQuery) -> TaskPage:
+        def load(task_id: str) -> Task | None:
+            snapshot = self._load(task_id)
+            return None if snapshot is None else snapshot.task
+
+        return self._index.page(query, load)
 
     async def active(self) -> list[str]:
         return [task_id for task_id, entry in self._tasks.items() if entry.state in ACTIVE_STATES]

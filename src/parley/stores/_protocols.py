@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from parley.types import Event, Message, PushNotificationConfig, Task
+from parley.types import Event, Message, PushNotificationConfig, Task, TaskState
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +105,30 @@ class Append:
     """When given, the write happens only if this lease still holds the task."""
 
 
+@dataclass(frozen=True, slots=True)
+class TaskQuery:
+    """Which tasks ``list_tasks`` returns: the filters and the page (ListTasks)."""
+
+    context_id: str | None = None
+    state: TaskState | None = None
+    touched_after: float | None = None
+    """Only tasks whose last activity (epoch seconds) is later than this."""
+    after: tuple[float, str] | None = None
+    """The page starts after this ``(touched, task id)`` position of the order."""
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class TaskPage:
+    """One page of tasks, the most recently touched first (ties: the larger id first)."""
+
+    tasks: list[Task]
+    total: int
+    """How many tasks match the filters over all pages."""
+    last: tuple[float, str] | None
+    """The position of the page's last task, when more tasks follow; else ``None``."""
+
+
 class LeaseLostError(RuntimeError):
     """An append was fenced: the writer's lease no longer holds the task."""
 
@@ -131,6 +155,11 @@ class TaskStore(Protocol):
     async def active(self) -> list[str]:
         """Ids of the tasks whose last stored state is ``submitted`` or ``working``: the
         tasks an agent was running on, as far as the store knows."""
+        ...
+
+    async def list_tasks(self, query: TaskQuery) -> TaskPage:
+        """The tasks matching ``query``, ordered by last activity (latest first), one page;
+        served from an index, never by reading every task."""
         ...
 
     async def expire(self, *, ended_before: datetime, waiting_before: datetime) -> int:

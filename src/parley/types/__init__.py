@@ -15,6 +15,7 @@ from parley.types._card import (
     AgentInterface,
     AgentProvider,
     AgentSkill,
+    ProtocolInterface,
     TransportProtocol,
 )
 from parley.types._events import (
@@ -44,6 +45,8 @@ from parley.types._params import (
     DeleteTaskPushNotificationConfigParams,
     GetTaskPushNotificationConfigParams,
     ListTaskPushNotificationConfigParams,
+    ListTasksParams,
+    ListTasksResult,
     MessageSendConfiguration,
     MessageSendParams,
     NamedTaskSendParams,
@@ -104,6 +107,8 @@ __all__ = [
     "JSONRPCSuccessResponse",
     "ListTaskPushNotificationConfigParams",
     "ListTaskPushNotificationConfigRequest",
+    "ListTasksParams",
+    "ListTasksResult",
     "Message",
     "MessageSendConfiguration",
     "MessageSendParams",
@@ -114,6 +119,7 @@ __all__ = [
     "OpenIdConnectSecurityScheme",
     "Part",
     "PasswordOAuthFlow",
+    "ProtocolInterface",
     "PushNotificationAuthenticationInfo",
     "PushNotificationConfig",
     "Role",

@@ -40,6 +40,8 @@ class AgentCapabilities(A2AModel):
     state_transition_history: bool | None = None
     """The agent keeps a history of a task's state transitions."""
     extensions: list[AgentExtension] | None = None
+    extended_agent_card: bool | None = None
+    """v1.0's place for ``supportsAuthenticatedExtendedCard``; parley sets both."""
 
 
 class AgentSkill(A2AModel):
@@ -61,6 +63,18 @@ class AgentInterface(A2AModel):
     url: str
     transport: str
     """A ``TransportProtocol`` value, or another transport's name."""
+
+
+class ProtocolInterface(A2AModel):
+    """One entry of ``supportedInterfaces`` (A2A v1.0): a binding at a URL in one
+    protocol version. parley lists it beside the v0.3 fields, so one card serves both."""
+
+    url: str
+    protocol_binding: str
+    """``JSONRPC``, ``GRPC`` or ``HTTP+JSON``."""
+    protocol_version: str
+    """``Major.Minor``: ``1.0`` or ``0.3``."""
+    tenant: str | None = None
 
 
 class AgentCardSignature(A2AModel):
@@ -103,3 +117,5 @@ class AgentCard(A2AModel):
     supports_authenticated_extended_card: bool | None = None
     """An authenticated client can fetch a fuller card (``agent/getAuthenticatedExtendedCard``)."""
     signatures: list[AgentCardSignature] | None = None
+    supported_interfaces: list[ProtocolInterface] | None = None
+    """v1.0: every binding and protocol version the agent serves (spec v1.0.1 §8.3)."""

@@ -12,6 +12,7 @@ from typing import Any
 from parley.types._base import A2AModel
 from parley.types._messages import Message
 from parley.types._push import PushNotificationConfig
+from parley.types._tasks import Task, TaskState
 
 
 class MessageSendConfiguration(A2AModel):
@@ -72,3 +73,33 @@ class NamedTaskSendParams(MessageSendParams):
     A core extension, on no v0.3 wire (there the server chooses task ids); the seed-002
     dialect's ``tasks/send`` decodes into it.
     """
+
+
+class ListTasksParams(A2AModel):
+    """The filters and page of ``ListTasks`` (v1.0.1 §3.1.4; v0.3's REST ``GET /v1/tasks``)."""
+
+    context_id: str | None = None
+    status: TaskState | None = None
+    """Only tasks in this state."""
+    status_timestamp_after: str | None = None
+    """Only tasks whose status changed after this ISO 8601 time."""
+    page_size: int | None = None
+    """At most this many tasks (1 to 100; 50 when not given)."""
+    page_token: str | None = None
+    """The ``next_page_token`` of the page before."""
+    history_length: int | None = None
+    include_artifacts: bool | None = None
+    """Artifacts are left out unless this is true."""
+    tenant: str | None = None
+    metadata: dict[str, Any] | None = None
+
+
+class ListTasksResult(A2AModel):
+    """One page of tasks, most recently updated first."""
+
+    tasks: list[Task]
+    next_page_token: str = ""
+    """Empty on the last page."""
+    page_size: int
+    total_size: int
+    """How many tasks match the filters, over all pages."""

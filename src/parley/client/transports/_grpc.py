@@ -1,4 +1,5 @@
-"""The gRPC transport (spec 3.2.2, 3.3.2): ``a2a.v1.A2AService`` over ``grpc.aio``.
+"""The gRPC transport (spec 3.2.2, 3.3.2): ``a2a.v1.A2AService`` over ``grpc.aio``, or with
+``protocol="1.0"`` v1.0's ``lf.a2a.v1.A2AService`` (v1.0.1 §10, ``a2a-version: 1.0``).
 
 Calls are made from the operation table and the shared protobuf converters, not from
 generated stub code. The interface URL is a gRPC target (``host:port``, as cards carry
@@ -14,8 +15,9 @@ Streams number their events from the ``a2a-first-event-id`` initial metadata, so
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -35,14 +37,18 @@ from parley.protocol import (
     InvalidAgentResponseError,
     InvalidRequestError,
     Operation,
+    UnsupportedOperationError,
 )
 from parley.protocol._operations import MAX_REQUEST_SIZE
+from parley.protocol._versions import V0_3, V1_0
 from parley.protocol.protobuf import (
     ERROR_METADATA,
     FIRST_EVENT_METADATA,
     LAST_EVENT_METADATA,
     PROTO_OPERATIONS,
     SERVICE,
+    STATUS_DETAILS_METADATA,
+    V1_SERVICE,
     ConversionError,
     load_grpc,
 )
@@ -87,9 +93,11 @@ class GRPCTransport:
         root_certificates: bytes | None = None,
         channel: Any = None,
         max_message_size: int = MAX_REQUEST_SIZE,
+        protocol: str | None = None,
         **options: Any,
     ) -> None:
         self.url = url
+        self.protocol = V1_0 if protocol == V1_0 else V0_3
         self.target, self.tls = grpc_target(url, tls)
         self.root_certificates = root_certificates
         self.timeouts = timeouts or Timeouts()
@@ -114,36 +122,66 @@ class GRPCTransport:
                 )
         return self._channel
 
+    def _rpc(self, operation: Operation) -> RPC:
+        """The method of ``operation`` in this transport's protocol version."""
+        if self.protocol == V1_0:
+            from parley.protocol import v1
+
+            v1_op = v1.BY_V1_NAME[operation.name]
+            return RPC(
+                f"/{V1_SERVICE}/{v1_op.grpc_method}",
+                v1_op.request,
+                v1_op.response,
+                lambda params: v1.to_proto(v1_op, v1.encode_params(v1_op, params), request=True),
+                lambda response: v1.decode_result(v1_op, response),
+            )
+        proto_op = PROTO_OPERATIONS.get(operation.name)
+        if proto_op is None:
+            raise UnsupportedOperationError(
+                f"{operation.grpc_method} is not in A2A 0.3's gRPC service; it needs 1.0"
+            )
+        return RPC(
+            f"/{SERVICE}/{operation.grpc_method}",
+            proto_op.request,
+            proto_op.response,
+            proto_op.params_to_proto,
+            proto_op.result_from_proto,
+        )
+
+    def _metadata(self, context: ClientCallContext) -> tuple[tuple[str, str], ...]:
+        metadata = _metadata(context)
+        return (*metadata, ("a2a-version", V1_0)) if self.protocol == V1_0 else metadata
+
     async def request(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
     ) -> Any:
-        proto_op = PROTO_OPERATIONS[operation.name]
+        rpc = self._rpc(operation)
         call = self.channel.unary_unary(
-            f"/{SERVICE}/{operation.grpc_method}",
-            request_serializer=proto_op.request.SerializeToString,
-            response_deserializer=proto_op.response.FromString,
+            rpc.path,
+            request_serializer=rpc.request.SerializeToString,
+            response_deserializer=rpc.response.FromString,
         )
         with self._translated():
             response = await call(
-                proto_op.params_to_proto(params),
-                metadata=_metadata(context),
+                rpc.encode(params),
+                metadata=self._metadata(context),
                 timeout=self._timeout(operation, context),
             )
-        return _decoded(operation, proto_op.result_from_proto, response)
+        return _decoded(operation, rpc.decode, response)
 
     async def stream(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
     ) -> AsyncIterator[StreamItem]:
-        proto_op = PROTO_OPERATIONS[operation.name]
+        rpc = self._rpc(operation)
         method = self.channel.unary_stream(
-            f"/{SERVICE}/{operation.grpc_method}",
-            request_serializer=proto_op.request.SerializeToString,
-            response_deserializer=proto_op.response.FromString,
+            rpc.path,
+            request_serializer=rpc.request.SerializeToString,
+            response_deserializer=rpc.response.FromString,
         )
         position = StreamPosition(last_event_id=context.last_event_id)
         call = method(
-            proto_op.params_to_proto(params),
-            metadata=_metadata(context),
+            rpc.encode(params),
+            metadata=self._metadata(context),
             timeout=self._timeout(operation, context),
         )
         try:
@@ -152,7 +190,7 @@ class GRPCTransport:
                 sequence = int(first) if isinstance(first, str) and first.isdigit() else None
                 position.started = True
                 async for response in call:
-                    event = _decoded(operation, proto_op.result_from_proto, response)
+                    event = _decoded(operation, rpc.decode, response)
                     if sequence is not None:
                         position.last_event_id = sequence
                     yield StreamItem(event, sequence)
@@ -178,6 +216,15 @@ class GRPCTransport:
         if self._owns_channel and self._channel is not None:
             await self._channel.close()
             self._channel = None
+
+
+@dataclass(frozen=True, slots=True)
+class RPC:
+    path: str
+    request: Any
+    response: Any
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], Any]
 
 
 def create_grpc_transport(url: str, http_client: Any = None, **options: Any) -> GRPCTransport:
@@ -206,13 +253,19 @@ def _decoded(operation: Operation, convert: Any, response: Any) -> Any:
 def _error(error: Any, target: str, position: StreamPosition | None) -> A2AError:
     code = error.code()
     details = error.details() or ""
-    for key, value in error.trailing_metadata() or ():
-        if key == ERROR_METADATA:
-            try:
-                body = json.loads(value)
-                return A2AError.from_code(int(body["code"]), body.get("message"), body.get("data"))
-            except (ValueError, KeyError, TypeError):
-                break
+    trailers = dict(error.trailing_metadata() or ())
+    if ERROR_METADATA in trailers:
+        try:
+            body = json.loads(trailers[ERROR_METADATA])
+            return A2AError.from_code(int(body["code"]), body.get("message"), body.get("data"))
+        except (ValueError, KeyError, TypeError):
+            pass
+    if STATUS_DETAILS_METADATA in trailers:
+        from parley.protocol.v1 import error_from_status_details
+
+        found = error_from_status_details(trailers[STATUS_DETAILS_METADATA])
+        if found is not None:
+            return found
     name, _, message = details.partition(": ")
     if name in _BY_NAME:
         return _BY_NAME[name](message or None)

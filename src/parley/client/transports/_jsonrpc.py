@@ -4,6 +4,11 @@ SSE is read by ``httpx-sse``; every foreign failure is translated in
 ``_http.translated``. HTTP 401/403 become ``UnauthenticatedError`` /
 ``PermissionDeniedError``; any answer that is not a JSON-RPC response becomes
 ``NotAnAgentError``.
+
+With ``protocol="1.0"`` it speaks v1.0.1 §9 (``_dialect.V1Dialect``): the methods
+``SendMessage``, ``GetTask``, ..., ProtoJSON params and results, and ``A2A-Version: 1.0``
+on every request; errors keep their JSON-RPC codes, and an ``ErrorInfo`` reason in
+``data`` names the class when the code is one parley does not know.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import httpx_sse
 
 from parley.client._results import decode_result
 from parley.client._transport import ClientCallContext, StreamItem, Timeouts
+from parley.client.transports._dialect import v1_dialect
 from parley.client.transports._http import (
     StreamPosition,
     http_headers,
@@ -27,6 +33,7 @@ from parley.client.transports._http import (
     translated,
 )
 from parley.protocol import A2AError, InvalidAgentResponseError, Operation
+from parley.protocol._versions import V1_0
 from parley.types import A2AModel
 
 
@@ -46,11 +53,16 @@ class JSONRPCTransport:
         *,
         timeouts: Timeouts | None = None,
         dialect: JSONRPCDialect | None = None,
+        protocol: str | None = None,
         **options: Any,
     ) -> None:
         self.url = url
         self.timeouts = timeouts or Timeouts()
+        if dialect is None and protocol == V1_0:
+            dialect = v1_dialect()
         self.dialect: JSONRPCDialect = dialect or V0_3_CODEC
+        self.version: dict[str, str] = {"A2A-Version": V1_0} if protocol == V1_0 else {}
+        """The ``A2A-Version`` header of every request (v1.0.1 §3.6.1; none for 0.3)."""
         self._owns_client = http_client is None
         self.http = http_client or httpx.AsyncClient()
         self._ids = itertools.count(1)
@@ -64,7 +76,7 @@ class JSONRPCTransport:
             response = await self.http.post(
                 self.url,
                 content=content,
-                headers=http_headers(context, stream=False),
+                headers={**http_headers(context, stream=False), **self.version},
                 params=context.query,
                 timeout=http_timeout(self.timeouts, operation),
             )
@@ -90,7 +102,7 @@ class JSONRPCTransport:
                 "POST",
                 self.url,
                 content=content,
-                headers=http_headers(context, stream=True),
+                headers={**http_headers(context, stream=True), **self.version},
                 params=context.query,
                 timeout=http_timeout(self.timeouts, operation),
             ) as source:

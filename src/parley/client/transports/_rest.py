@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from parley.client._results import decode_result_json
 from parley.client._transport import ClientCallContext, StreamItem, Timeouts
+from parley.client.transports._dialect import from_error_details, v1_dialect
 from parley.client.transports._http import (
     StreamPosition,
     http_headers,
@@ -45,6 +46,7 @@ from parley.protocol import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
+from parley.protocol._versions import V1_0
 from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, from_json, to_json
 from parley.protocol.protobuf._core import push_config_id
 from parley.types import A2AModel
@@ -147,9 +149,124 @@ class RESTTransport:
 
 def create_rest_transport(
     url: str, http_client: httpx.AsyncClient | None = None, **options: Any
-) -> RESTTransport:
-    """The registered factory of the ``HTTP+JSON`` transport."""
+) -> RESTTransport | RESTv1Transport:
+    """The registered factory of the ``HTTP+JSON`` transport (``protocol``: ``"1.0"`` for
+    v1.0's paths and shapes, else v0.3's)."""
+    if options.get("protocol") == V1_0:
+        return RESTv1Transport(url, http_client, **options)
     return RESTTransport(url, http_client, **options)
+
+
+class RESTv1Transport:
+    """Talks v1.0 HTTP+JSON (v1.0.1 §11) to the agent whose base URL is ``url``: paths
+    without ``/v1`` (``/message:send``, ``/tasks/{id}``), ProtoJSON bodies, GET
+    parameters in the query, ``A2A-Version: 1.0``, and ``google.rpc.Status`` errors."""
+
+    def __init__(
+        self,
+        url: str,
+        http_client: httpx.AsyncClient | None = None,
+        *,
+        timeouts: Timeouts | None = None,
+        **options: Any,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.timeouts = timeouts or Timeouts()
+        self._owns_client = http_client is None
+        self.http = http_client or httpx.AsyncClient()
+        self.dialect = v1_dialect()
+
+    def _call(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> dict[str, Any]:
+        v1_operation = self.dialect.operation(operation)
+        request = self.dialect.request(operation, params)
+        path = v1_operation.rest_path
+        for placeholder, field in v1_operation.path_fields:
+            value = quote(str(request.pop(field, "")), safe="")
+            path = path.replace(f"{{{placeholder}}}", value)
+        query = {**context.query}
+        body = None
+        if v1_operation.rest_method == "POST":
+            body = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode()
+        else:
+            query.update({key: _query_value(value) for key, value in request.items()})
+        headers = {**http_headers(context, stream=operation.streaming), "A2A-Version": V1_0}
+        return {
+            "method": v1_operation.rest_method,
+            "url": self.url + path,
+            "content": body,
+            "params": query,
+            "headers": headers,
+            "timeout": http_timeout(self.timeouts, operation),
+        }
+
+    async def request(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> Any:
+        call = self._call(operation, params, context)
+        with translated(self.url):
+            response = await self.http.request(**call)
+        if response.status_code >= 300:
+            raise _v1_error(operation, response, response.content)
+        return self.dialect.result(operation, params, _json(response, response.content))
+
+    async def stream(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> AsyncIterator[StreamItem]:
+        call = self._call(operation, params, context)
+        position = StreamPosition(last_event_id=context.last_event_id)
+        with translated(self.url, position):
+            async with httpx_sse.aconnect_sse(self.http, **call) as source:
+                response = source.response
+                if response.status_code >= 300 or "text/event-stream" not in response.headers.get(
+                    "content-type", ""
+                ):
+                    raise _v1_error(operation, response, await response.aread())
+                position.started = True
+                async for sse in source.aiter_sse():
+                    payload = _json(response, sse.data)
+                    if sse.event == "error" or (isinstance(payload, dict) and "error" in payload):
+                        raise _v1_error(operation, response, sse.data.encode())
+                    event_id = int(sse.id) if sse.id.isdigit() else None
+                    if event_id is not None:
+                        position.last_event_id = event_id
+                    yield StreamItem(self.dialect.result(operation, params, payload), event_id)
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.http.aclose()
+
+
+def _query_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _json(response: httpx.Response, body: bytes | str) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise not_an_agent(response, "an A2A HTTP+JSON answer") from None
+
+
+def _v1_error(operation: Operation, response: httpx.Response, body: bytes) -> A2AError:
+    """A v1.0 error body (``{"error": {code, status, message, details}}``) as its class;
+    a v0.3-style body or a bare status as ``_error`` reads them."""
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        payload = None
+    status = payload.get("error") if isinstance(payload, dict) else None
+    if isinstance(status, dict):
+        message = status.get("message") if isinstance(status.get("message"), str) else None
+        found = from_error_details(status.get("details"), message)
+        if found is not None:
+            return found
+        refused(response)
+        return _class_for_status(operation, response.status_code)(message)
+    return _error(operation, response, body)
 
 
 def _result(operation: Operation, response: httpx.Response, body: bytes) -> Any:

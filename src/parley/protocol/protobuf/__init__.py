@@ -17,6 +17,8 @@ from parley.protocol.protobuf._grpc import (
     FIRST_EVENT_METADATA,
     LAST_EVENT_METADATA,
     SERVICE,
+    STATUS_DETAILS_METADATA,
+    V1_SERVICE,
 )
 from parley.protocol.protobuf._load import json_format, load_grpc, pb
 from parley.protocol.protobuf._operations import (
@@ -55,6 +57,8 @@ __all__ = [
     "LAST_EVENT_METADATA",
     "PROTO_OPERATIONS",
     "SERVICE",
+    "STATUS_DETAILS_METADATA",
+    "V1_SERVICE",
     "ConversionError",
     "ProtoOperation",
     "card_from_proto",

@@ -1,14 +1,18 @@
-"""The gRPC binding (spec 3.2.2, 3.3.2): ``a2a.v1.A2AService`` over ``grpc.aio``.
+"""The gRPC binding (spec 3.2.2, 3.3.2; v1.0.1 §10): v0.3's ``a2a.v1.A2AService`` and
+v1.0's ``lf.a2a.v1.A2AService`` side by side on one server, over ``grpc.aio``.
 
-The service's method handlers are built from the operation table and the protobuf
-converters, not from generated servicer code: each RPC decodes its request message into
-the params model, calls the request handler method of its operation, and encodes the
-result (or each streamed event).
+The services' method handlers are built from the operation tables and the converters of
+each version, not from generated servicer code: each RPC decodes its request message into
+the core params model, calls the request handler method of its operation, and encodes the
+result (or each streamed event). The service a call names is its version; an
+``a2a-version`` metadata naming the other is refused with ``VersionNotSupportedError``.
 
-Errors end the call with the error class's ``grpc_status``. The details string is
-``"<ErrorClass>: <message>"``, as the official SDK writes it, and the trailing metadata
-``a2a-error-bin`` carries the A2A error as JSON (``code``, ``message``, ``data``) so a
-parley client rebuilds the exact class.
+Errors end the call with the error class's gRPC status of that version (``grpc_status``
+or ``v1_grpc_status``). The details string is ``"<ErrorClass>: <message>"``, as the
+official SDK writes it; the trailing metadata ``grpc-status-details-bin`` carries a
+``google.rpc.Status`` with an ``ErrorInfo`` (v1.0.1 §10.6, on both services), and
+``a2a-error-bin`` the A2A error as JSON (``code``, ``message``, ``data``) so a parley
+client rebuilds the exact class.
 
 gRPC has no event ids. Stream events are numbered without gaps (the event log's
 invariant), so the sequence number of a stream's first event, sent as the initial
@@ -25,13 +29,31 @@ from typing import Any, NoReturn
 
 from google.protobuf.message import DecodeError
 
-from parley.protocol import OPERATIONS, A2AError, JSONParseError, Operation
+from parley.protocol import (
+    OPERATIONS,
+    A2AError,
+    JSONParseError,
+    Operation,
+    VersionNotSupportedError,
+    requested_version,
+)
+from parley.protocol._versions import V0_3, V1_0, VERSION_HEADER
 from parley.protocol.protobuf import (
     ERROR_METADATA,
     FIRST_EVENT_METADATA,
     PROTO_OPERATIONS,
     SERVICE,
+    STATUS_DETAILS_METADATA,
+    V1_SERVICE,
     load_grpc,
+)
+from parley.protocol.v1 import (
+    V1_OPERATIONS,
+    V1Operation,
+    decode_request,
+    encode_result,
+    status_details,
+    to_proto,
 )
 from parley.server._context import CallContext
 from parley.server._grpc_options import GRPCOptions
@@ -41,65 +63,140 @@ from parley.server.bindings._errors import as_a2a_error
 grpc = load_grpc()
 
 
+_SERVICE_OF = {V0_3: SERVICE, V1_0: V1_SERVICE}
+
+
+def error_metadata(error: A2AError, grpc_status: str) -> tuple[tuple[str, bytes], ...]:
+    return (
+        (ERROR_METADATA, error.body()),
+        (STATUS_DETAILS_METADATA, status_details(error, grpc_status)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RPC:
+    """One method of one service: its messages and how its params and result convert."""
+
+    operation: Operation
+    method: str
+    request: Any
+    response: Any
+    decode: Callable[[Any], Any]
+    encode: Callable[[Any], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    """A gRPC service of one protocol version."""
+
+    name: str
+    version: str
+    rpcs: tuple[RPC, ...]
+
+    def status(self, error: A2AError) -> str:
+        return error.v1_grpc_status if self.version == V1_0 else error.grpc_status
+
+
+def _v03_rpc(operation: Operation) -> RPC:
+    proto_op = PROTO_OPERATIONS[operation.name]
+    return RPC(
+        operation,
+        operation.grpc_method,
+        proto_op.request,
+        proto_op.response,
+        proto_op.params_from_proto,
+        proto_op.result_to_proto,
+    )
+
+
+def _v1_rpc(operation: V1Operation) -> RPC:
+    def decode(request: Any) -> Any:
+        return decode_request(operation, request)
+
+    def encode(result: Any) -> Any:
+        return to_proto(operation, encode_result(operation, result))
+
+    return RPC(
+        operation.core, operation.grpc_method, operation.request, operation.response, decode, encode
+    )
+
+
+SERVICES = (
+    Service(SERVICE, V0_3, tuple(_v03_rpc(operation) for operation in OPERATIONS)),
+    Service(V1_SERVICE, V1_0, tuple(_v1_rpc(operation) for operation in V1_OPERATIONS)),
+)
+
+
 class GRPCBinding:
-    """Serves ``a2a.v1.A2AService`` with ``handler``."""
+    """Serves ``a2a.v1.A2AService`` (v0.3) and ``lf.a2a.v1.A2AService`` (v1.0) with
+    ``handler``."""
 
     def __init__(self, handler: RequestHandler) -> None:
         self.handler = handler
 
-    def service(self) -> Any:
-        """The service's ``grpc.GenericRpcHandler`` (``server.add_generic_rpc_handlers``)."""
+    def services(self) -> list[Any]:
+        """One ``grpc.GenericRpcHandler`` per service (``server.add_generic_rpc_handlers``)."""
+        return [self._service(service) for service in SERVICES]
+
+    def _service(self, service: Service) -> Any:
         handlers = {}
-        for operation in OPERATIONS:
-            proto_op = PROTO_OPERATIONS[operation.name]
+        for rpc in service.rpcs:
+            streaming = rpc.operation.streaming
             make = (
                 grpc.unary_stream_rpc_method_handler
-                if operation.streaming
+                if streaming
                 else grpc.unary_unary_rpc_method_handler
             )
-            behaviour = self._stream(operation) if operation.streaming else self._unary(operation)
-            handlers[operation.grpc_method] = make(
+            behaviour = self._stream(service, rpc) if streaming else self._unary(service, rpc)
+            handlers[rpc.method] = make(
                 behaviour,
-                request_deserializer=_deserializer(proto_op.request),
-                response_serializer=proto_op.response.SerializeToString,
+                request_deserializer=_deserializer(rpc.request),
+                response_serializer=rpc.response.SerializeToString,
             )
-        return grpc.method_handlers_generic_handler(SERVICE, handlers)
+        return grpc.method_handlers_generic_handler(service.name, handlers)
 
-    def _params(self, operation: Operation, request: Any) -> Any:
+    def _params(self, service: Service, rpc: RPC, request: Any, call: CallContext) -> Any:
+        version = requested_version(call.headers.get(VERSION_HEADER))
+        if version is not None and version != service.version:
+            raise VersionNotSupportedError(
+                f"{service.name} speaks A2A {service.version}, not {version}; "
+                f"call {_SERVICE_OF[version]} for {version}",
+                data={"supportedVersions": [service.version]},
+            )
         if isinstance(request, Undecodable):
             raise JSONParseError(
                 f"The request is not a valid {request.message_name} message: {request.reason}"
             )
-        return PROTO_OPERATIONS[operation.name].params_from_proto(request)
+        return rpc.decode(request)
 
-    def _unary(self, operation: Operation) -> Callable[[Any, Any], Any]:
-        proto_op = PROTO_OPERATIONS[operation.name]
-        method = getattr(self.handler, operation.name)
+    def _unary(self, service: Service, rpc: RPC) -> Callable[[Any, Any], Any]:
+        method = getattr(self.handler, rpc.operation.name)
 
         async def unary(request: Any, context: Any) -> Any:
             try:
-                params = self._params(operation, request)
-                result = await method(params, call_context(context))
-                return proto_op.result_to_proto(result)
+                call = call_context(context, service.version)
+                params = self._params(service, rpc, request, call)
+                result = await method(params, call)
+                return rpc.encode(result)
             except Exception as error:
                 problem = as_a2a_error(error)
-            await abort(context, problem)
+            await abort(context, problem, service.status(problem))
 
         return unary
 
-    def _stream(self, operation: Operation) -> Callable[[Any, Any], AsyncIterator[Any]]:
-        proto_op = PROTO_OPERATIONS[operation.name]
-        method = getattr(self.handler, operation.name)
+    def _stream(self, service: Service, rpc: RPC) -> Callable[[Any, Any], AsyncIterator[Any]]:
+        method = getattr(self.handler, rpc.operation.name)
 
         async def stream(request: Any, context: Any) -> AsyncIterator[Any]:
             events = None
             problem: A2AError | None = None
             try:
-                params = self._params(operation, request)
-                events = await method(params, call_context(context))
+                call = call_context(context, service.version)
+                params = self._params(service, rpc, request, call)
+                events = await method(params, call)
                 first = True
                 async for sequence, event in events:
-                    response = proto_op.result_to_proto(event)
+                    response = rpc.encode(event)
                     if first:
                         metadata = ((FIRST_EVENT_METADATA, str(sequence)),)
                         await context.send_initial_metadata(metadata)
@@ -112,7 +209,7 @@ class GRPCBinding:
                 if aclose is not None:
                     await aclose()
             if problem is not None:
-                await abort(context, problem)
+                await abort(context, problem, service.status(problem))
 
         return stream
 
@@ -138,24 +235,26 @@ def _deserializer(message_class: Any) -> Callable[[bytes], Any]:
     return deserialize
 
 
-async def abort(context: Any, error: A2AError) -> NoReturn:
-    """End the call with ``error``'s status (raises, as ``context.abort`` does)."""
+async def abort(context: Any, error: A2AError, status: str) -> NoReturn:
+    """End the call with ``status`` (raises, as ``context.abort`` does)."""
     await context.abort(
-        getattr(grpc.StatusCode, error.grpc_status),
+        getattr(grpc.StatusCode, status),
         f"{type(error).__name__}: {error.message}",
-        trailing_metadata=((ERROR_METADATA, error.body()),),
+        trailing_metadata=error_metadata(error, status),
     )
     raise AssertionError("grpc.aio context.abort returned")  # pragma: no cover
 
 
-def call_context(context: Any) -> CallContext:
+def call_context(context: Any, version: str = V0_3) -> CallContext:
     """The transport facts of a gRPC call, from its metadata."""
     headers = {
         key.lower(): value
         for key, value in context.invocation_metadata() or ()
         if isinstance(value, str)
     }
-    return CallContext.from_headers(headers)
+    call = CallContext.from_headers(headers)
+    call.protocol_version = version
+    return call
 
 
 async def start_server(
@@ -173,7 +272,7 @@ async def start_server(
             ("grpc.max_send_message_length", -1),
         ]
     )
-    server.add_generic_rpc_handlers((binding.service(),))
+    server.add_generic_rpc_handlers(tuple(binding.services()))
     address = f"{options.host}:{options.port}"
     try:
         if options.private_key is not None and options.certificate_chain is not None:

@@ -1,4 +1,5 @@
-"""ASGI plumbing shared by the HTTP bindings (JSON-RPC, REST): bodies, JSON, SSE.
+"""ASGI plumbing shared by the HTTP bindings (JSON-RPC, REST): bodies, JSON, SSE, the REST
+URL tables and the ``A2A-Version`` asked for.
 
 Raw ASGI rather than a framework request object: the hot path reads the body once,
 answers with one pre-encoded byte string, and allocates nothing it does not need.
@@ -6,7 +7,10 @@ answers with one pre-encoded byte string, and allocates nothing it does not need
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable
+import re
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from typing import TypeVar
+from urllib.parse import parse_qsl
 
 import anyio
 from starlette.types import Receive, Scope, Send
@@ -15,6 +19,30 @@ from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.server._card import request_base
 from parley.server._context import CallContext
 from parley.types import Event
+
+_T = TypeVar("_T")
+_PLACEHOLDER = re.compile(r"\{(id|config_id)\}")
+Routes = list[tuple[re.Pattern[str], dict[str, _T]]]
+
+
+def route_table(rows: Sequence[tuple[str, str, _T]], *, tenant: bool = False) -> Routes[_T]:
+    """The REST URL table of ``(path template, HTTP method, operation)`` rows: one regex
+    per path (``{id}`` and ``{config_id}`` are path parameters, and with ``tenant`` an
+    optional leading ``/{tenant}``), the longest paths first."""
+    routes: dict[str, dict[str, _T]] = {}
+    for path, method, operation in rows:
+        routes.setdefault(path, {})[method] = operation
+    ordered = sorted(routes.items(), key=lambda item: -len(item[0]))
+    return [(_path_pattern(path, tenant), methods) for path, methods in ordered]
+
+
+def _path_pattern(path: str, tenant: bool) -> re.Pattern[str]:
+    parts = _PLACEHOLDER.split(path)
+    regex = "".join(
+        f"(?P<{part}>[^/:]+)" if index % 2 else re.escape(part) for index, part in enumerate(parts)
+    )
+    return re.compile(f"^{'(?:/(?P<tenant>[^/]+))?' if tenant else ''}{regex}$")
+
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
 SSE_HEADERS = [
@@ -98,13 +126,16 @@ async def stream_sse(
     events: AsyncIterator[tuple[int, Event]],
     encode: Callable[[Event], bytes],
     encode_error: Callable[[Exception], bytes],
+    error_event: bytes | None = None,
 ) -> None:
     """Answer with an SSE stream: one ``id:``/``data:`` event per item of ``events``.
 
     Races the stream against the client going away, so a vanished client stops the
     reader (never the agent). An error raised by ``events`` after the stream started is
-    sent as a last event, encoded by ``encode_error``.
+    sent as a last event, encoded by ``encode_error`` (with ``event: {error_event}`` when
+    given, as v1.0's HTTP+JSON clients expect).
     """
+    error_prefix = b"event: %s\n" % error_event if error_event else b""
     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
     async with anyio.create_task_group() as group:
 
@@ -122,7 +153,7 @@ async def stream_sse(
             await send(
                 {
                     "type": "http.response.body",
-                    "body": b"data: %s\n\n" % encode_error(error),
+                    "body": b"%sdata: %s\n\n" % (error_prefix, encode_error(error)),
                     "more_body": True,
                 }
             )
@@ -133,3 +164,16 @@ async def stream_sse(
                     await aclose()
         await send({"type": "http.response.body", "body": b"", "more_body": False})
         group.cancel_scope.cancel()
+
+
+def version_asked(scope: Scope) -> str | None:
+    """``A2A-Version`` from the headers, else from the query (v1.0.1 §3.6.1)."""
+    for name, value in scope["headers"]:
+        if name == b"a2a-version":
+            return str(value.decode("latin-1"))
+    query = scope.get("query_string", b"")
+    if b"a2a-version" in query.lower():
+        for name, value in parse_qsl(query.decode("latin-1")):
+            if name.lower() == "a2a-version":
+                return str(value)
+    return None

@@ -1,5 +1,10 @@
 """The HTTP+JSON (REST) binding (spec 3.2.3, 3.5.6): the URL table of the operation table.
 
+This module serves v0.3's paths (``/v1/...``) and hands v1.0's (``/message:send``,
+``/tasks/{id}``, ...) to ``_v1``. The version is the ``A2A-Version`` header or query
+parameter (v1.0.1 §3.6); without one, the path decides (v0.3's all start with ``/v1/``).
+A version parley does not speak is refused with ``VersionNotSupportedError`` (400).
+
 Each request becomes the proto request message of its operation (path parameters into
 ``name``/``parent``, the body parsed as proto-JSON), then the params model through the
 shared converters of ``parley.protocol.protobuf``; results go back out as proto-JSON.
@@ -17,7 +22,6 @@ the exact A2A error class.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -32,7 +36,10 @@ from parley.protocol import (
     JSONParseError,
     MethodNotFoundError,
     Operation,
+    VersionNotSupportedError,
+    requested_version,
 )
+from parley.protocol._versions import V1_0
 from parley.protocol.protobuf import PROTO_OPERATIONS, from_json, pb
 from parley.protocol.protobuf import to_json as proto_json
 from parley.protocol.protobuf._core import config_name, task_name
@@ -44,33 +51,21 @@ from parley.server.bindings._http import (
     ClientGone,
     call_context,
     read_body,
+    route_table,
     send_body,
     stream_sse,
+    version_asked,
 )
+from parley.server.bindings._v1 import RESTv1
+from parley.server.bindings._v1 import fail as v1_fail
+from parley.server.bindings._v1 import route as v1_route
 from parley.types import Event
 
-_PLACEHOLDER = re.compile(r"\{(id|config_id)\}")
-
-
-def _pattern(path: str) -> re.Pattern[str]:
-    parts = _PLACEHOLDER.split(path)
-    regex = "".join(
-        f"(?P<{part}>[^/:]+)" if index % 2 else re.escape(part) for index, part in enumerate(parts)
-    )
-    return re.compile(f"^{regex}$")
-
-
-def _routes() -> list[tuple[re.Pattern[str], dict[str, Operation]]]:
-    routes: dict[str, dict[str, Operation]] = {}
-    for operation in OPERATIONS:
-        methods = routes.setdefault(operation.rest_path, {})
-        methods[operation.rest_method] = operation
-        if operation.name == "resubscribe":
-            methods["GET"] = operation  # the official SDK subscribes with GET
-    return [(_pattern(path), methods) for path, methods in routes.items()]
-
-
-ROUTES = _routes()
+ROUTES = route_table(
+    [(op.rest_path, op.rest_method, op) for op in OPERATIONS]
+    # the official SDK subscribes with GET
+    + [(op.rest_path, "GET", op) for op in OPERATIONS if op.name == "resubscribe"]
+)
 
 
 class RESTBinding:
@@ -86,12 +81,24 @@ class RESTBinding:
         self.handler = handler
         self.prefix = prefix.rstrip("/")
         self.max_body_size = max_body_size
+        self.v1 = RESTv1(handler, max_body_size)
 
     def handles(self, path: str) -> bool:
-        return path.startswith(self.prefix + "/v1/")
+        if not path.startswith(self.prefix):
+            return False
+        rest = path[len(self.prefix) :]
+        return rest.startswith("/v1/") or v1_route(rest) is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"][len(self.prefix) :]
+        try:
+            version = requested_version(version_asked(scope))
+        except VersionNotSupportedError as error:
+            await v1_fail(send, error)
+            return
+        if version == V1_0 or (version is None and not path.startswith("/v1/")):
+            await self.v1(scope, receive, send, path)
+            return
         for pattern, methods in ROUTES:
             match = pattern.match(path)
             if match is None:

@@ -3,8 +3,9 @@
 ``parley_tasks`` holds one row per task: the snapshot (wire JSON, written at checkpoints
 only) and the small columns every event keeps current (state, time of last activity),
 so an event costs one insert and one narrow update, never a rewrite of the growing
-snapshot. ``parley_events`` is the event log; ``parley_sent_messages`` maps
-``(scope, messageId)`` to the task the message went to, for idempotent send.
+snapshot (ListTasks reads through the indexes on ``touched``). ``parley_events`` is the
+event log; ``parley_sent_messages`` maps ``(scope, messageId)`` to the task the message
+went to, for idempotent send.
 ``parley_push_configs``, ``parley_outbox`` and ``parley_leases`` hold each task's push
 configs, the push deliveries still to make, and which process holds the task (a lease
 row stays, expired, after release, so the fencing token only ever grows).
@@ -28,6 +29,8 @@ tasks = Table(
     Column("owner", String, nullable=True),
     Column("tenant", String, nullable=True),
     Index("ix_parley_tasks_state_touched", "state", "touched"),
+    Index("ix_parley_tasks_touched_id", "touched", "id"),
+    Index("ix_parley_tasks_context_touched", "context_id", "touched"),
 )
 
 events = Table(

@@ -21,6 +21,8 @@ from parley.stores._protocols import (
     OutboxEntry,
     SentMessage,
     StoredEvent,
+    TaskPage,
+    TaskQuery,
     TaskSnapshot,
     lost,
 )
@@ -41,6 +43,15 @@ def _upsert_task(
     """INSERT the task row, or UPDATE the columns ``changed(excluded)`` names."""
     upsert = insert(connection, tasks).values(values)
     return upsert.on_conflict_do_update(index_elements=[tasks.c.id], set_=changed(upsert.excluded))
+
+
+def _context_of(logged: Sequence[StoredEvent]) -> str | None:
+    """The context of the events (a task and its events share one)."""
+    for stored in logged:
+        context_id = getattr(stored.event, "context_id", None)
+        if context_id:
+            return str(context_id)
+    return None
 
 
 def _state_of(logged: Sequence[StoredEvent]) -> str | None:
@@ -149,6 +160,49 @@ class SQLStore(SQLSide):
             rows = await connection.execute(select(tasks.c.id).where(tasks.c.state.in_(states)))
             return [task_id for (task_id,) in rows]
 
+    async def list_tasks(self, query: TaskQuery) -> TaskPage:
+        engine = await self._connect()
+        filters = _list_filters(query)
+        page = filters.copy()
+        if query.after is not None:
+            touched, task_id = query.after
+            page.append(
+                or_(
+                    tasks.c.touched < touched,
+                    and_(tasks.c.touched == touched, tasks.c.id < task_id),
+                )
+            )
+        async with engine.connect() as connection:
+            rows = (
+                await connection.execute(
+                    select(tasks.c.id, tasks.c.snapshot, tasks.c.snapshot_sequence, tasks.c.touched)
+                    .where(*page)
+                    .order_by(tasks.c.touched.desc(), tasks.c.id.desc())
+                    .limit(query.limit + 1)
+                )
+            ).all()
+            total = (await connection.execute(select(func.count()).where(*filters))).scalar_one()
+            shown = rows[: query.limit]
+            logged = await connection.execute(
+                select(events.c.task_id, events.c.sequence, events.c.event)
+                .where(events.c.task_id.in_([row.id for row in shown]))
+                .order_by(events.c.task_id, events.c.sequence)
+            )
+            later: dict[str, list[StoredEvent]] = {}
+            for task_id, sequence, data in logged:
+                later.setdefault(task_id, []).append(
+                    StoredEvent(sequence, _EVENT.validate_json(data))
+                )
+        found = []
+        for row in shown:
+            task = None if row.snapshot is None else Task.model_validate_json(row.snapshot)
+            after = [e for e in later.get(row.id, ()) if e.sequence > row.snapshot_sequence]
+            snapshot = replay(task, row.snapshot_sequence, after)
+            if snapshot is not None:
+                found.append(snapshot.task)
+        last = (shown[-1].touched, shown[-1].id) if len(rows) > query.limit else None
+        return TaskPage(found, total, last)
+
     async def find_message(self, scope: str, message_id: str) -> SentMessage | None:
         engine = await self._connect()
         async with engine.connect() as connection:
@@ -223,7 +277,12 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
             await connection.execute(events.insert(), rows)
         except IntegrityError:
             raise ValueError(_duplicate(task_id, logged)) from None
-        values = {"id": task_id, "state": _state_of(logged), "touched": time.time()}
+        values = {
+            "id": task_id,
+            "state": _state_of(logged),
+            "context_id": _context_of(logged),
+            "touched": time.time(),
+        }
         await connection.execute(
             _upsert_task(
                 connection,
@@ -231,6 +290,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
                 lambda new: {
                     "touched": new.touched,
                     "state": func.coalesce(new.state, tasks.c.state),
+                    "context_id": func.coalesce(tasks.c.context_id, new.context_id),
                 },
             )
         )
@@ -251,6 +311,19 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
                 for entry in part.outbox
             ],
         )
+
+
+def _list_filters(query: TaskQuery) -> list[Any]:
+    """The WHERE terms of a ``TaskQuery`` (the cursor aside); only tasks that have a
+    state, i.e. that some event or snapshot described."""
+    filters: list[Any] = [tasks.c.state.isnot(None)]
+    if query.context_id is not None:
+        filters.append(tasks.c.context_id == query.context_id)
+    if query.state is not None:
+        filters.append(tasks.c.state == query.state.value)
+    if query.touched_after is not None:
+        filters.append(tasks.c.touched > query.touched_after)
+    return filters
 
 
 async def _sent(connection: AsyncConnection, scope: str, message_id: str) -> SentMessage | None:

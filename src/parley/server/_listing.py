@@ -1,0 +1,93 @@
+"""ListTasks (v1.0.1 §3.1.4; v0.3 REST ``GET /v1/tasks``): the filters of the request
+checked and turned into the store's ``TaskQuery``, the page turned into the result.
+
+Tasks come most recently active first. The page token is opaque to the client: the
+base64url of the last task's position (time of last activity, id), so the next page
+starts exactly after it however many tasks arrived meanwhile (cursor pagination, never
+an offset). A live task is shown as it is now, not as last stored.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping
+from datetime import datetime
+
+from parley.protocol import InvalidParamsError
+from parley.server._runs import LiveTask
+from parley.stores import TaskStore
+from parley.stores._protocols import TaskQuery
+from parley.types import ListTasksParams, ListTasksResult, Task
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 100
+
+
+async def list_tasks(
+    store: TaskStore, live: Mapping[str, LiveTask], params: ListTasksParams
+) -> ListTasksResult:
+    query = task_query(params)
+    page = await store.list_tasks(query)
+    tasks = [_shown(live.get(task.id), task, params) for task in page.tasks]
+    return ListTasksResult(
+        tasks=tasks,
+        next_page_token=_token(page.last) if page.last else "",
+        page_size=query.limit,
+        total_size=page.total,
+    )
+
+
+def task_query(params: ListTasksParams) -> TaskQuery:
+    """The store query for ``params``; raises ``InvalidParamsError`` naming a bad field."""
+    size = DEFAULT_PAGE_SIZE if params.page_size is None else params.page_size
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        raise InvalidParamsError(f"pageSize must be between 1 and {MAX_PAGE_SIZE}, not {size}")
+    if params.history_length is not None and params.history_length < 0:
+        raise InvalidParamsError(f"historyLength must be 0 or more, not {params.history_length}")
+    return TaskQuery(
+        context_id=params.context_id or None,
+        state=params.status,
+        touched_after=_time(params.status_timestamp_after),
+        after=_position(params.page_token) if params.page_token else None,
+        limit=size,
+    )
+
+
+def _time(text: str | None) -> float | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise InvalidParamsError(
+            f"statusTimestampAfter must be an ISO 8601 time, not {text!r}"
+        ) from None
+
+
+def _token(position: tuple[float, str]) -> str:
+    raw = json.dumps(list(position), separators=(",", ":")).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _position(token: str) -> tuple[float, str]:
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        touched, task_id = json.loads(raw)
+        return float(touched), str(task_id)
+    except (binascii.Error, ValueError, TypeError):
+        raise InvalidParamsError(
+            "pageToken is not one this server gave out (use nextPageToken as it came)"
+        ) from None
+
+
+def _shown(live: LiveTask | None, stored: Task, params: ListTasksParams) -> Task:
+    task = live.task if live is not None and live.task is not None else stored
+    update: dict[str, object] = {}
+    if not params.include_artifacts:
+        update["artifacts"] = None
+    length = params.history_length
+    if length is not None and task.history is not None and len(task.history) > length:
+        update["history"] = task.history[len(task.history) - length :] if length else []
+    return task.model_copy(update=update) if update else task

@@ -1,0 +1,156 @@
+"""A2A v1.0 on the HTTP bindings: its HTTP+JSON paths beside v0.3's ``/v1/...``, and its
+JSON-RPC methods beside v0.3's on the same endpoint (``JSONRPCv1``, v1.0.1 §9).
+
+HTTP+JSON (v1.0.1 §11):
+Routes come from the v1.0 operation table (``parley.protocol.v1``): ``POST /message:send``,
+``GET /tasks/{id}``, ``GET /tasks`` (ListTasks), ..., each also under ``/{tenant}/``.
+A request is read as ProtoJSON: the body (POST), the query (GET: ``historyLength``,
+``contextId``, ``status``, ``pageSize``, ``pageToken``, ...; §11.5) and the path
+parameters fill the operation's request message, which becomes the core params. Results
+are ProtoJSON; streams are SSE with one ``StreamResponse`` per ``data:``, the sequence
+number as ``id:``. Errors answer with the v1.0 status of the error class and the
+``google.rpc.Status`` body (``{"error": {code, status, message, details}}``, §11.6); an
+error after a stream started is its last event, sent as ``event: error``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qsl
+
+from starlette.types import Receive, Scope, Send
+
+from parley.protocol import (
+    A2AError,
+    InvalidRequestError,
+    JSONParseError,
+    MethodNotFoundError,
+)
+from parley.protocol.v1 import (
+    V1_OPERATIONS,
+    V1Operation,
+    decode_request,
+    encode_result,
+    rest_error_body,
+)
+from parley.server._handler import RequestHandler
+from parley.server.bindings._errors import as_a2a_error
+from parley.server.bindings._http import (
+    BodyTooLarge,
+    ClientGone,
+    call_context,
+    read_body,
+    route_table,
+    send_body,
+    stream_sse,
+)
+from parley.types import Event
+
+_BOOLEANS = {"true": True, "false": False}
+
+ROUTES = route_table(
+    [(op.rest_path, op.rest_method, op) for op in V1_OPERATIONS]
+    # v1.0.1 §11.3.2 subscribes with POST, the proto's HTTP rule with GET: both are served
+    + [(op.rest_path, "POST", op) for op in V1_OPERATIONS if op.name == "resubscribe"],
+    tenant=True,
+)
+
+
+def route(path: str) -> tuple[dict[str, V1Operation], dict[str, str]] | None:
+    """The operations served at ``path`` by method, and its path parameters."""
+    for pattern, methods in ROUTES:
+        match = pattern.match(path)
+        if match is not None:
+            return methods, {k: v for k, v in match.groupdict().items() if v is not None}
+    return None
+
+
+async def fail(send: Send, error: A2AError, status: int | None = None) -> None:
+    await send_body(send, status or error.v1_http_status, rest_error_body(error))
+
+
+class RESTv1:
+    """Serves the v1.0 HTTP+JSON paths with ``handler`` (called by ``RESTBinding``)."""
+
+    def __init__(self, handler: RequestHandler, max_body_size: int) -> None:
+        self.handler = handler
+        self.max_body_size = max_body_size
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send, path: str) -> None:
+        found = route(path)
+        if found is None:
+            await fail(send, MethodNotFoundError(f"No A2A 1.0 operation at {path}"), 404)
+            return
+        methods, path_params = found
+        operation = methods.get(scope["method"])
+        if operation is None:
+            allow = ", ".join(sorted(methods))
+            await fail(send, InvalidRequestError(f"{path} takes {allow}"), 405)
+            return
+        try:
+            body = await read_body(scope, receive, self.max_body_size)
+        except BodyTooLarge as too_large:
+            await fail(send, InvalidRequestError(str(too_large)), 413)
+            return
+        except ClientGone:
+            return
+        await self._serve(operation, path_params, scope, receive, send, body)
+
+    async def _serve(
+        self,
+        operation: V1Operation,
+        path_params: dict[str, str],
+        scope: Scope,
+        receive: Receive,
+        send: Send,
+        body: bytes,
+    ) -> None:
+        call = call_context(scope)
+        call.protocol_version = "1.0"
+        try:
+            request = _request(operation, path_params, scope, body)
+            call.tenant = request.get("tenant") or None
+            params = decode_request(operation, request)
+            result = await getattr(self.handler, operation.name)(params, call)
+        except Exception as error:
+            await fail(send, as_a2a_error(error))
+            return
+        if not operation.core.streaming:
+            await send_body(send, 200, _dumps(encode_result(operation, result)))
+            return
+
+        def encode(event: Event) -> bytes:
+            return _dumps(encode_result(operation, event))
+
+        def encode_error(problem: Exception) -> bytes:
+            return rest_error_body(as_a2a_error(problem))
+
+        await stream_sse(receive, send, result, encode, encode_error, error_event=b"error")
+
+
+def _request(
+    operation: V1Operation, path_params: dict[str, str], scope: Scope, body: bytes
+) -> dict[str, Any]:
+    """The request message's ProtoJSON from the body, the query and the path."""
+    request: dict[str, Any] = {}
+    if operation.rest_method == "POST" and body.strip():
+        try:
+            request = json.loads(body)
+        except ValueError as error:
+            raise JSONParseError.from_decode(error) from None
+        if not isinstance(request, dict):
+            raise InvalidRequestError("The request body must be a JSON object")
+    for name, value in parse_qsl(scope.get("query_string", b"").decode("latin-1")):
+        if name.lower() != "a2a-version":
+            request[name] = _BOOLEANS.get(value, value)
+    for placeholder, field in operation.path_fields:
+        if placeholder in path_params:
+            request[field] = path_params[placeholder]
+    if "tenant" in path_params:
+        request["tenant"] = path_params["tenant"]
+    return request
+
+
+def _dumps(data: Any) -> bytes:
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()

@@ -1,0 +1,184 @@
+"""The memory store's index of tasks by last activity, for ``list_tasks`` (ListTasks).
+
+Each task has one key, ``"{touched:020.6f}|{task id}"``, whose string order is the order
+of last activity (then of id). Keys are kept sorted for all tasks, per context and per
+state, so a page is a bisect and a walk of ``limit`` keys, and a count a bisect per chunk:
+no query reads every task.
+
+A sorted run of keys is held as a list of tuples of at most ``CHUNK`` strings: the
+garbage collector stops tracking a tuple of strings, so, as for the rest of the memory
+store, what grows with the number of tasks costs a full collection nothing (a plain list
+of every key would be walked each time). Inserting or removing a key rebuilds one tuple.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Iterator
+
+from parley.stores._protocols import TaskPage, TaskQuery
+from parley.types import Task, TaskState
+
+CHUNK = 512
+_AFTER_EVERY_ID = "~"  # sorts after the characters of ids: a key above every task's at a time
+
+
+def _key(touched: float, task_id: str) -> str:
+    return f"{touched:020.6f}|{task_id}"
+
+
+def _task_id(key: str) -> str:
+    return key.partition("|")[2]
+
+
+def _position(key: str) -> tuple[float, str]:
+    touched, _, task_id = key.partition("|")
+    return float(touched), task_id
+
+
+class SortedKeys:
+    """Sorted strings in chunks (tuples), ``CHUNK`` to ``2 * CHUNK`` long."""
+
+    def __init__(self) -> None:
+        self._chunks: list[tuple[str, ...]] = []
+        self._maxes: list[str] = []
+
+    def __bool__(self) -> bool:
+        return bool(self._chunks)
+
+    @classmethod
+    def of(cls, keys: tuple[str, ...]) -> SortedKeys:
+        """A view of one sorted tuple."""
+        view = cls()
+        if keys:
+            view._chunks, view._maxes = [keys], [keys[-1]]
+        return view
+
+    def add(self, key: str) -> None:
+        if not self._chunks:
+            self._chunks.append((key,))
+            self._maxes.append(key)
+            return
+        index = min(bisect_left(self._maxes, key), len(self._chunks) - 1)
+        chunk = self._chunks[index]
+        at = bisect_left(chunk, key)
+        chunk = (*chunk[:at], key, *chunk[at:])
+        if len(chunk) > 2 * CHUNK:
+            self._chunks[index : index + 1] = [chunk[:CHUNK], chunk[CHUNK:]]
+            self._maxes[index : index + 1] = [chunk[CHUNK - 1], chunk[-1]]
+        else:
+            self._chunks[index] = chunk
+            self._maxes[index] = chunk[-1]
+
+    def remove(self, key: str) -> None:
+        index = bisect_left(self._maxes, key)
+        chunk = self._chunks[index]
+        at = bisect_left(chunk, key)
+        chunk = chunk[:at] + chunk[at + 1 :]
+        if chunk:
+            self._chunks[index] = chunk
+            self._maxes[index] = chunk[-1]
+        else:
+            del self._chunks[index], self._maxes[index]
+
+    def count_above(self, low: str) -> int:
+        """How many keys are greater than ``low``."""
+        index = bisect_right(self._maxes, low)
+        if index == len(self._chunks):
+            return 0
+        first = self._chunks[index]
+        rest = sum(len(chunk) for chunk in self._chunks[index + 1 :])
+        return len(first) - bisect_right(first, low) + rest
+
+    def descending(self, below: str | None, low: str) -> Iterator[str]:
+        """Keys under ``below`` (all if ``None``) and above ``low``, largest first."""
+        index = len(self._chunks) - 1 if below is None else bisect_left(self._maxes, below)
+        index = min(index, len(self._chunks) - 1)
+        while index >= 0:
+            chunk = self._chunks[index]
+            end = len(chunk) if below is None else bisect_left(chunk, below)
+            for key in reversed(chunk[:end]):
+                if key <= low:
+                    return
+                yield key
+            index -= 1
+
+
+class TaskIndex:
+    def __init__(self) -> None:
+        self._all = SortedKeys()
+        self._by_context: dict[str, tuple[str, ...]] = {}
+        """context id -> its tasks' keys, sorted (contexts hold few tasks; a dict of
+        tuples of strings is not tracked by the collector)."""
+        self._by_state: dict[str, SortedKeys] = {}
+        self._keys: dict[str, str] = {}
+        """task id -> its key."""
+        self._places: dict[str, str] = {}
+        """task id -> ``"{state}|{context id}"``, where its key is filed."""
+
+    def touch(self, task_id: str, context_id: str, state: TaskState, touched: float) -> None:
+        """File (or refile) a task under its context, state and time of last activity."""
+        self.remove(task_id)
+        key = _key(touched, task_id)
+        self._keys[task_id] = key
+        self._places[task_id] = f"{state.value}|{context_id}"
+        self._all.add(key)
+        keys = self._by_context.get(context_id, ())
+        at = bisect_left(keys, key)
+        self._by_context[context_id] = (*keys[:at], key, *keys[at:])
+        self._by_state.setdefault(state.value, SortedKeys()).add(key)
+
+    def remove(self, task_id: str) -> None:
+        key = self._keys.pop(task_id, None)
+        if key is None:
+            return
+        state, _, context_id = self._places.pop(task_id).partition("|")
+        self._all.remove(key)
+        in_state = self._by_state[state]
+        in_state.remove(key)
+        if not in_state:
+            del self._by_state[state]
+        in_context = self._by_context[context_id]
+        at = bisect_left(in_context, key)
+        if len(in_context) > 1:
+            self._by_context[context_id] = in_context[:at] + in_context[at + 1 :]
+        else:
+            del self._by_context[context_id]
+
+    def page(self, query: TaskQuery, load: Callable[[str], Task | None]) -> TaskPage:
+        """The page ``query`` asks for; ``load`` gives a task by id."""
+        keys = self._narrowest(query)
+        low = "" if query.touched_after is None else _key(query.touched_after, _AFTER_EVERY_ID)
+        below = None if query.after is None else _key(*query.after)
+        wanted = self._state_check(query)
+        if wanted is None:
+            total = keys.count_above(low)
+            walk = keys.descending(below, low)
+        else:
+            total = sum(1 for key in keys.descending(None, low) if wanted(key))
+            walk = (key for key in keys.descending(below, low) if wanted(key))
+        chosen: list[str] = []
+        for key in walk:
+            if len(chosen) == query.limit:
+                last = _position(chosen[-1])
+                break
+            chosen.append(key)
+        else:
+            last = None
+        tasks = [task for task in (load(_task_id(key)) for key in chosen) if task is not None]
+        return TaskPage(tasks, total, last)
+
+    def _narrowest(self, query: TaskQuery) -> SortedKeys:
+        if query.context_id is not None:
+            return SortedKeys.of(self._by_context.get(query.context_id, ()))
+        if query.state is not None:
+            return self._by_state.get(query.state.value, SortedKeys())
+        return self._all
+
+    def _state_check(self, query: TaskQuery) -> Callable[[str], bool] | None:
+        """With both a context and a state, the state is checked key by key in the
+        context's keys (a context holds few tasks)."""
+        if query.context_id is None or query.state is None:
+            return None
+        prefix = f"{query.state.value}|"
+        return lambda key: self._places[_task_id(key)].startswith(prefix)
