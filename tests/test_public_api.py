@@ -52,7 +52,6 @@ def test_protocol_public_names() -> None:
             "TaskNotFoundError",
             "UnauthenticatedError",
             "UnsupportedOperationError",
-            "VersionNotSupportedError",
             "add_to_history",
             "apply",
             "can_move",

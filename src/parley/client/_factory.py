@@ -140,7 +140,7 @@ def _protocols(protocol: str | None) -> tuple[str, ...]:
     parley does not speak."""
     if protocol is None:
         return SUPPORTED_VERSIONS
-    version = major_minor(protocol) if protocol[:1].isdigit() else protocol
+    version = protocol if protocol in PROTOCOLS else major_minor(protocol)
     if version not in PROTOCOLS:
         raise ClientError(f"Unknown protocol {protocol!r}; parley speaks {', '.join(PROTOCOLS)}")
     return (version,)
