@@ -15,7 +15,8 @@ dicts (camelCase): the core's ``to_wire()`` form on one side, the ProtoJSON form
   final when its state ends the interaction (terminal or interrupted);
 - a push config is flat (``taskId``, ``id``, ``url``, ``token``, ``authentication``
   with one ``scheme``);
-- timestamps are RFC 3339 in UTC (``Z``).
+- timestamps are RFC 3339 in UTC (``Z``), to the microsecond; read back in the core's
+  form (``+00:00``), so a task is the same task over either version.
 """
 
 from __future__ import annotations
@@ -42,15 +43,23 @@ def _copy(source: Wire, *names: str) -> Wire:
     return {name: source[name] for name in names if source.get(name) not in (None, "", [])}
 
 
-def timestamp(text: str) -> str:
-    """``text`` (ISO 8601) as RFC 3339 in UTC with a ``Z``, milliseconds or finer."""
+def _moment(text: str) -> datetime:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise ConversionError(f"{text!r} is not an ISO 8601 time") from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+
+
+def timestamp(text: str) -> str:
+    """``text`` (ISO 8601) as RFC 3339 in UTC with a ``Z``, to the microsecond (parley's
+    own precision, so a time makes the round trip through v1.0 unchanged)."""
+    return _moment(text).isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def core_timestamp(text: str) -> str:
+    """A v1.0 time as the core writes times (``+00:00``, microseconds)."""
+    return _moment(text).isoformat(timespec="microseconds")
 
 
 def state_to_v1(state: str) -> str:
@@ -157,7 +166,7 @@ def status_from_v1(status: Wire) -> Wire:
     if status.get("message"):
         out["message"] = message_from_v1(status["message"])
     if status.get("timestamp"):
-        out["timestamp"] = status["timestamp"]
+        out["timestamp"] = core_timestamp(status["timestamp"])
     return out
 
 
