@@ -176,7 +176,11 @@ class PushWorker:
             return
         if outcome.retry:
             wait = outcome.retry_after
-            due = time.time() + (self.retry.delay(attempts) if wait is None else wait)
+            # Retry-After is honoured, but never as "at once": a webhook answering
+            # "503, Retry-After: 0" on every attempt is not hammered
+            due = time.time() + (
+                self.retry.delay(attempts) if wait is None else max(wait, self.retry.first)
+            )
             if due <= entry.created + self.retry.deadline:
                 await self.store.outbox_retry(entry.id, due)
                 logger.info(
