@@ -224,3 +224,13 @@ async def test_a_hanging_webhook_holds_up_neither_the_agent_nor_other_webhooks(
 def _wait_held(hook: Webhook) -> None:
     with hook.changed:
         assert hook.changed.wait_for(lambda: hook.waiting >= 1, 30)
+
+
+async def test_a_redirect_is_not_followed(agent: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The token would travel with it to another host: a 3xx ends the notification."""
+    with webhook() as (target, target_url), webhook() as (hook, url):
+        hook.redirect_to = target_url
+        with caplog.at_level(logging.WARNING, logger="parley.push"):
+            await _send(agent, "echo hi", PushNotificationConfig(url=url, token="secret"))
+            await _wait_for_log(caplog, "a redirect to")
+        assert target.received == []

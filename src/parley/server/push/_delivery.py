@@ -121,14 +121,16 @@ async def post(
         return Outcome(delivered=False, retry=False, reason=f"refused by the SSRF guard: {exc}")
     except ValueError as exc:  # an authentication the config no longer allows
         return Outcome(delivered=False, retry=False, reason=str(exc))
-    except httpx.TooManyRedirects:
-        return Outcome(delivered=False, retry=False, reason="too many redirects")
     except (httpx.TransportError, OSError) as exc:
         return Outcome(delivered=False, retry=True, reason=f"{type(exc).__name__}: {exc}")
     status = response.status_code
     reason = f"HTTP {status}"
     if 200 <= status < 300:
         return Outcome(delivered=True, retry=False, reason=reason)
+    if response.is_redirect:
+        where = response.headers.get("Location", "?")
+        reason = f"{reason}, a redirect to {where}: not followed; set the final URL"
+        return Outcome(delivered=False, retry=False, reason=reason)
     if status in _RETRIED_STATUSES or status >= 500:
         wait = retry_after(response.headers.get("Retry-After"))
         return Outcome(delivered=False, retry=True, reason=reason, retry_after=wait)

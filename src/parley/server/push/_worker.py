@@ -47,7 +47,7 @@ class PushRetry:
     ``min(longest, first * factor ** (n - 1))`` seconds (or what the webhook's
     ``Retry-After`` asks); a notification not delivered ``deadline`` seconds after its
     event is dead: removed from the outbox and logged (logger ``parley.push``). One
-    attempt may take ``timeout`` seconds in all, redirects included.
+    attempt may take ``timeout`` seconds in all.
     """
 
     first: float = 1.0
@@ -108,8 +108,8 @@ class PushWorker:
         self.client = httpx.AsyncClient(
             transport=GuardedTransport(self.guard),
             timeout=self.retry.timeout,
-            follow_redirects=True,
-            max_redirects=3,
+            # not followed: a redirect to another host would carry the token there too
+            follow_redirects=False,
         )
         self._loop = asyncio.create_task(self._run(), name="parley-push-worker")
 
