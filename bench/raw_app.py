@@ -2,7 +2,8 @@
 
 It reads the body, parses the JSON-RPC request, and answers with a response of the same
 shape and size as a completed echo task (fresh ids, the text echoed, history of one);
-for ``message/stream`` it sends the same 13 SSE events parley's stream of 10 chunks has.
+for ``message/stream`` the 12 SSE events a stream of 10 chunks needs: the Task (created
+``working``), the chunks and the final status.
 No validation, no task store, no agent. Serve with ``uvicorn bench.raw_app:app``.
 """
 
@@ -52,13 +53,9 @@ def _send(request: dict[str, Any]) -> bytes:
 def _stream(request: dict[str, Any]) -> list[bytes]:
     task, _, _ = _task(request)
     ids = {"taskId": task["id"], "contextId": task["contextId"]}
-    task["status"] = {"state": "submitted", "timestamp": _now()}
+    task["status"] = {"state": "working", "timestamp": _now()}
     artifact_id = str(uuid.uuid4())
-    results: list[dict[str, Any]] = [
-        task,
-        {"kind": "status-update", **ids, "status": {"state": "working", "timestamp": _now()},
-         "final": False},
-    ]  # fmt: skip
+    results: list[dict[str, Any]] = [task]
     for index in range(CHUNKS):
         artifact: dict[str, Any] = {
             "artifactId": artifact_id,

@@ -1,242 +1,194 @@
-"""Run the whole benchmark: every target, every scenario; print the table, save the JSON.
+"""Run the benchmark; print the table, save the JSON to ``bench/results/``.
 
-Each target is served by uvicorn (one worker, its default loop and HTTP parser: uvloop
-and httptools) pinned to CPU 0; the load (wrk, or the SSE driver) is pinned to CPU 1.
-Targets: the raw ASGI bound, parley's echo agent, and a2a-sdk 0.3.26's echo agent as
-installed and with its tracing switched off. Scenarios: message/send at 1, 16 and 64
-connections (wrk + lua/send.lua), 50 concurrent SSE streams of 10 chunks
-(stream_driver.py), and memory per stored task after 20,000 tasks (in process).
+Each target is served on CPU 0 (``targets.py``); wrk loads it from CPU 1 (``load.py``).
+Scenarios per target: ``message/send`` at 1, 16 and 64 connections (after a 2 s warm-up
+at 16), whole SSE streams of 10 chunks at 50 and 500 concurrent streams, and for the
+in-memory targets the memory per stored task (in process). Ratios are to the raw bound's
+figure of the same scenario in the same run: requests (or whole streams) per second,
+and p99 as a multiple of the bound's.
 
-    scripts/bench [--seconds 10] [--targets raw,parley,sdk,sdk-no-otel]
+    scripts/bench                                        # every target (about 10 minutes)
+    scripts/bench --seconds 2 --targets raw,parley       # smoke
+    scripts/bench --mode million [--tasks 1000000]       # the million-task cost (long)
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
-import re
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
+from bench.load import wrk
+from bench.targets import (
+    BENCH,
+    DEFAULT_POSTGRES,
+    PARLEY_PYTHON,
+    PENDING,
+    ROOT,
+    TARGETS,
+    Target,
+    serving,
+)
 
-ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "bench"
-PARLEY_PYTHON = ROOT / ".venv" / "bin" / "python"
-SDK_PYTHON = ROOT / ".interop" / "venv" / "bin" / "python"
-CONNECTIONS = (1, 16, 64)
-SERVER_CPU, LOAD_CPU = "0", "1"
-
-
-@dataclass
-class Target:
-    name: str
-    python: Path
-    app: str
-    cwd: Path
-    env: dict[str, str] = field(default_factory=dict)
+SEND_CONNECTIONS = (1, 16, 64)
+STREAMS = (50, 500)
 
 
-TARGETS = {
-    "raw": Target("raw ASGI bound", PARLEY_PYTHON, "bench.raw_app:app", ROOT),
-    "parley": Target("parley", PARLEY_PYTHON, "bench.parley_echo:app", ROOT),
-    "sdk": Target("a2a-sdk 0.3.26", SDK_PYTHON, "sdk_echo:app", BENCH),
-    "sdk-no-otel": Target(
-        "a2a-sdk 0.3.26, tracing off",
-        SDK_PYTHON,
-        "sdk_echo:app",
-        BENCH,
-        {"OTEL_INSTRUMENTATION_A2A_SDK_ENABLED": "false"},
-    ),
-}
+def memory(target: Target, tasks: int) -> dict[str, Any] | None:
+    """Memory per stored task, for the in-memory echo targets (parley's and the SDK's)."""
+    if target.key == "parley":
+        python, script, folder = PARLEY_PYTHON, "memory_parley.py", ROOT
+    elif target.key == "sdk":
+        from bench.venvs import sdk03_python
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
-@contextlib.contextmanager
-def serving(target: Target) -> Iterator[str]:
-    port = free_port()
-    command = [
-        "taskset", "-c", SERVER_CPU, str(target.python), "-m", "uvicorn", target.app,
-        "--host", "127.0.0.1", "--port", str(port), "--workers", "1",
-        "--log-level", "warning", "--no-access-log",
-    ]  # fmt: skip
-    env = {**os.environ, **target.env, "PYTHONPATH": str(target.cwd)}
-    process = subprocess.Popen(command, cwd=target.cwd, env=env)
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        _wait_ready(process, url)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-def _wait_ready(process: subprocess.Popen[bytes], url: str) -> None:
-    body = {
-        "jsonrpc": "2.0",
-        "id": 0,
-        "method": "message/send",
-        "params": {
-            "message": {
-                "kind": "message",
-                "messageId": "ready",
-                "role": "user",
-                "parts": [{"kind": "text", "text": "ready?"}],
-            }
-        },
-    }
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        with contextlib.suppress(httpx.HTTPError):
-            answer = httpx.post(url, json=body, timeout=5).json()
-            if answer.get("result", {}).get("status", {}).get("state") == "completed":
-                return
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer message/send")
-
-
-def wrk(url: str, connections: int, seconds: float) -> dict[str, Any]:
-    command = [
-        "taskset", "-c", LOAD_CPU, "wrk", "-t1", f"-c{connections}", f"-d{int(seconds)}s",
-        "--timeout", "10s", "--latency", "-s", str(BENCH / "lua" / "send.lua"), url,
-    ]  # fmt: skip
-    output = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    result: dict[str, Any] = {
-        "connections": connections,
-        "req_per_s": float(re.search(r"Requests/sec:\s+([\d.]+)", output).group(1)),  # type: ignore[union-attr]
-        "p50_ms": _latency(output, "50%"),
-        "p99_ms": _latency(output, "99%"),
-    }
-    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
-    socket_errors = re.search(r"Socket errors: (.*)", output)
-    result["errors"] = (int(errors.group(1)) if errors else 0) + (
-        sum(int(n) for n in re.findall(r"\d+", socket_errors.group(1))) if socket_errors else 0
-    )
-    return result
-
-
-def _latency(output: str, percentile: str) -> float:
-    match = re.search(rf"^\s+{re.escape(percentile)}\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
-    if match is None:
-        raise RuntimeError(f"wrk printed no {percentile} latency:\n{output}")
-    value, unit = float(match.group(1)), match.group(2)
-    return round(value * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit], 3)
-
-
-def stream_load(url: str, seconds: float) -> dict[str, Any]:
-    command = [
-        "taskset", "-c", LOAD_CPU, str(PARLEY_PYTHON), str(BENCH / "stream_driver.py"), url,
-        "--streams", "50", "--seconds", str(seconds),
-    ]  # fmt: skip
-    output = subprocess.run(command, capture_output=True, text=True, check=True, timeout=300)
-    result: dict[str, Any] = json.loads(output.stdout)
-    return result
-
-
-def memory(key: str, tasks: int) -> dict[str, Any] | None:
-    if key == "parley":
-        command = [str(PARLEY_PYTHON), str(BENCH / "memory_parley.py"), "--tasks", str(tasks)]
-        cwd, path = ROOT, ROOT
-    elif key == "sdk":
-        command = [str(SDK_PYTHON), str(BENCH / "memory_sdk.py"), "--tasks", str(tasks)]
-        cwd, path = BENCH, BENCH
+        python, script, folder = sdk03_python(), "memory_sdk.py", BENCH
     else:
         return None
-    env = {**os.environ, "PYTHONPATH": str(path)}
-    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=cwd, env=env)
+    env = {**os.environ, "PYTHONPATH": str(folder)}
+    command = [str(python), str(BENCH / script), "--tasks", str(tasks)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=folder, env=env)
     result: dict[str, Any] = json.loads(done.stdout)
     return result
 
 
-def load_average() -> str:
-    return Path("/proc/loadavg").read_text().split(" ", 3)[:3].__str__()
+def measure(target: Target, options: argparse.Namespace) -> dict[str, Any]:
+    results: dict[str, Any] = {"name": target.name, "scenarios": []}
+    with serving(target, options.postgres) as served:
+        wrk(served, 16, 2)  # warm-up
+        for connections in options.connections:
+            results["scenarios"].append(wrk(served, connections, options.seconds))
+        if target.streams:
+            for streams in options.streams:
+                results["scenarios"].append(wrk(served, streams, options.seconds, call="stream"))
+    if options.tasks:
+        results["memory"] = memory(target, options.tasks)
+    return results
 
 
-def run(keys: list[str], seconds: float, tasks: int) -> dict[str, Any]:
+def load_average() -> list[str]:
+    return Path("/proc/loadavg").read_text().split()[:3]
+
+
+def compare(options: argparse.Namespace) -> dict[str, Any]:
     report: dict[str, Any] = {
-        "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "mode": "compare",
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "machine": machine(),
         "load_before": load_average(),
-        "seconds_per_scenario": seconds,
+        "seconds_per_scenario": options.seconds,
         "targets": {},
+        "not_measured": {},
     }
-    for key in keys:
+    for key in options.targets:
+        if key in PENDING:
+            report["not_measured"][key] = PENDING[key]
+            continue
         target = TARGETS[key]
         print(f"-- {target.name}", file=sys.stderr, flush=True)
-        results: dict[str, Any] = {"name": target.name}
-        with serving(target) as url:
-            wrk(url, 16, 2)  # warm-up
-            results["send"] = [wrk(url, c, seconds) for c in CONNECTIONS]
-            results["stream"] = stream_load(url, seconds)
-        results["memory"] = memory(key, tasks)
-        report["targets"][key] = results
+        report["targets"][key] = measure(target, options)
     report["load_after"] = load_average()
     return report
 
 
+def machine() -> str:
+    model = ""
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    return f"{os.cpu_count()} CPUs, {model}"
+
+
+def _scenario(s: dict[str, Any]) -> str:
+    return f"send c={s['connections']}" if s["call"] == "send" else f"stream x{s['connections']}"
+
+
 def table(report: dict[str, Any]) -> str:
-    targets = report["targets"]
-    bound = targets.get("raw")
+    """The comparison as a fixed-width table, ratios to the bound of the same scenario."""
+    bound = {_scenario(s): s for s in report["targets"].get("raw", {}).get("scenarios", [])}
     lines = [
-        f"{'target':30} {'scenario':14} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'ratio':>6}",
+        f"{'target':30} {'scenario':13} {'per s':>9} {'events/s':>9} {'p50 ms':>8} "
+        f"{'p99 ms':>8} {'ratio':>6} {'p99 x':>6} {'cpu':>5}"
     ]
-    for results in targets.values():
-        for index, send in enumerate(results["send"]):
-            ratio = ""
-            if bound is not None:
-                ratio = f"{send['req_per_s'] / bound['send'][index]['req_per_s']:.2f}"
-            scenario = f"send c={send['connections']}"
+    for results in report["targets"].values():
+        for s in results["scenarios"]:
+            name = _scenario(s)
+            base = bound.get(name)
+            ratio = f"{s['per_s'] / base['per_s']:.2f}" if base else ""
+            p99 = f"{s['p99_ms'] / base['p99_ms']:.2f}" if base and base["p99_ms"] else ""
+            events = f"{s['events_per_s']:>9.0f}" if "events_per_s" in s else f"{'':>9}"
             lines.append(
-                f"{results['name']:30} {scenario:14} {send['req_per_s']:>9.0f} "
-                f"{send['p50_ms']:>8.2f} {send['p99_ms']:>8.2f} {ratio:>6}"
-                + (f"  errors={send['errors']}" if send["errors"] else "")
+                f"{results['name']:30} {name:13} {s['per_s']:>9.0f} {events} "
+                f"{s['p50_ms']:>8.2f} {s['p99_ms']:>8.2f} {ratio:>6} {p99:>6} "
+                f"{s['server_cpu']:>5.0%}" + (f"  errors={s['errors']}" if s["errors"] else "")
             )
-        stream = results["stream"]
-        ratio = f"{stream['events_per_s'] / bound['stream']['events_per_s']:.2f}" if bound else ""
-        lines.append(
-            f"{results['name']:30} {'stream ev/s':14} {stream['events_per_s']:>9.0f} "
-            f"{stream['p50_ms']:>8.2f} {stream['p99_ms']:>8.2f} {ratio:>6}"
-        )
         if results.get("memory"):
             lines.append(
-                f"{results['name']:30} {'memory/task':14} "
+                f"{results['name']:30} {'memory/task':13} "
                 f"{results['memory']['bytes_per_task']:>9} bytes"
             )
-    lines.append(f"load average before {report['load_before']}, after {report['load_after']}")
+    for key, why in report.get("not_measured", {}).items():
+        lines.append(f"not measured ({key}): {why}")
+    lines.append(
+        f"{report['machine']}; load average before {report['load_before']}, "
+        f"after {report['load_after']}"
+    )
     return "\n".join(lines)
 
 
+def _numbers(text: str) -> tuple[int, ...]:
+    return tuple(int(n) for n in text.split(",") if n)
+
+
+def options_from(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=("compare", "million"), default="compare")
+    parser.add_argument("--seconds", type=float, default=10, help="per scenario")
+    parser.add_argument(
+        "--targets",
+        default=",".join(TARGETS),
+        help=f"comma-separated, of: {', '.join([*TARGETS, *PENDING])}",
+    )
+    parser.add_argument("--connections", type=_numbers, default=SEND_CONNECTIONS)
+    parser.add_argument("--streams", type=_numbers, default=STREAMS)
+    parser.add_argument(
+        "--tasks",
+        type=int,
+        default=None,
+        help="compare: tasks for memory per task (20,000; 0 skips); million: tasks stored",
+    )
+    parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="server to make databases on")
+    parser.add_argument("--stores", default="sqlite,postgres", help="million: stores to fill")
+    options = parser.parse_args(argv)
+    options.targets = [key for key in options.targets.split(",") if key]
+    unknown = [key for key in options.targets if key not in TARGETS and key not in PENDING]
+    if unknown:
+        parser.error(f"unknown targets: {', '.join(unknown)}")
+    if options.tasks is None:
+        options.tasks = 1_000_000 if options.mode == "million" else 20_000
+    return options
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=10)
-    parser.add_argument("--tasks", type=int, default=20_000)
-    parser.add_argument("--targets", default=",".join(TARGETS))
-    options = parser.parse_args()
-    report = run(options.targets.split(","), options.seconds, options.tasks)
+    options = options_from()
+    if options.mode == "million":
+        from bench.million import million, million_table
+
+        report = million(options)
+        text = million_table(report)
+    else:
+        report = compare(options)
+        text = table(report)
     results = BENCH / "results"
     results.mkdir(exist_ok=True)
-    path = results / f"bench-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path = results / f"bench-{options.mode}-{time.strftime('%Y%m%d-%H%M%S')}.json"
     path.write_text(json.dumps(report, indent=2))
-    print(table(report))
+    print(text)
     print(f"JSON: {path.relative_to(ROOT)}")
 
 

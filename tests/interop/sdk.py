@@ -27,33 +27,40 @@ SDK_VERSION = "0.3.26"
 REQUIREMENTS = (f"a2a-sdk[http-server,grpc]=={SDK_VERSION}", "uvicorn[standard]>=0.30")
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".interop" / "venv"
-STAMP = VENV / "parley-interop-stamp"
 PEERS = Path(__file__).resolve().parent / "peers"
 
 
 def sdk_python() -> Path:
     """The python of the interop venv, created (or rebuilt for a new pin) when needed."""
-    python = VENV / "bin" / "python"
-    wanted = "\n".join(REQUIREMENTS)
-    VENV.parent.mkdir(parents=True, exist_ok=True)
-    with open(VENV.parent / "setup.lock", "w") as lock:
+    return venv_python(VENV, REQUIREMENTS)
+
+
+def venv_python(venv: Path, requirements: tuple[str, ...]) -> Path:
+    """The python of a venv at ``venv`` holding ``requirements``, created (or rebuilt when
+    they change) under a lock, so concurrent runs build it once."""
+    python = venv / "bin" / "python"
+    stamp = venv / "parley-interop-stamp"
+    wanted = "\n".join(requirements)
+    venv.parent.mkdir(parents=True, exist_ok=True)
+    with open(venv.parent / "setup.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # other pytest runs may be building it right now
-        if python.exists() and STAMP.exists() and STAMP.read_text() == wanted:
+        if python.exists() and stamp.exists() and stamp.read_text() == wanted:
             return python
-        shutil.rmtree(VENV, ignore_errors=True)
-        _create(python)
-        STAMP.write_text(wanted)
+        shutil.rmtree(venv, ignore_errors=True)
+        _create(venv, requirements)
+        stamp.write_text(wanted)
     return python
 
 
-def _create(python: Path) -> None:
+def _create(venv: Path, requirements: tuple[str, ...]) -> None:
+    python = venv / "bin" / "python"
     uv = shutil.which("uv")
     if uv is not None:
-        _run([uv, "venv", "--quiet", "--python", sys.executable, str(VENV)])
-        _run([uv, "pip", "install", "--quiet", "--python", str(python), *REQUIREMENTS])
+        _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)])
+        _run([uv, "pip", "install", "--quiet", "--python", str(python), *requirements])
     else:
-        _run([sys.executable, "-m", "venv", str(VENV)])
-        _run([str(python), "-m", "pip", "install", "--quiet", *REQUIREMENTS])
+        _run([sys.executable, "-m", "venv", str(venv)])
+        _run([str(python), "-m", "pip", "install", "--quiet", *requirements])
 
 
 def _run(command: list[str]) -> None:

@@ -142,21 +142,20 @@ def test_send_answers_with_a_direct_message(run: Run) -> None:
 
 
 def test_stream_events_rebuild_the_task(run: Run) -> None:
-    """Spec 7.2: Task first, then status and artifact updates, the last one final."""
+    """Spec 7.2: Task first, then status and artifact updates, the last one final. An
+    ``@agent`` task is created ``working`` (spec 6.3), so no status update precedes the
+    artifacts."""
     events = run["stream"]["events"]
-    assert events[0]["task"]["status"]["state"] == "submitted"
+    assert events[0]["task"]["status"]["state"] == "working"
     updates = [event["update"] for event in events[1:]]
     assert [u["kind"] for u in updates] == [
-        "status-update",
         "artifact-update",
         "artifact-update",
         "artifact-update",
         "status-update",
     ]
     # absent and false are one value in proto3; the first chunk does not append
-    assert [bool(u.get("append")) for u in updates[1:4]] == [False, True, True]
-    assert updates[0]["status"]["state"] == "working"
-    assert updates[0]["final"] is False
+    assert [bool(u.get("append")) for u in updates[0:3]] == [False, True, True]
     assert updates[-1]["status"]["state"] == "completed"
     assert updates[-1]["final"] is True
     rebuilt = run["stream"]["task"]

@@ -30,12 +30,15 @@ async def test_agent_function_streams_one_growing_artifact() -> None:
     kinds = [event.kind for event in events]
     assert kinds == [
         "task",
-        "status-update",
         "artifact-update",
         "artifact-update",
         "artifact-update",
         "status-update",
     ]
+    # Spec 6.3: a task may start in working; @agent creates it so, with the user's message.
+    assert isinstance(events[0], Task)
+    assert events[0].status.state is TaskState.working
+    assert [m.message_id for m in events[0].history or []] == ["m-tell"]
     final = await handler.send_message(params("tell again"))
     assert isinstance(final, Task)
     assert final.status.state is TaskState.completed

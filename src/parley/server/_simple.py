@@ -13,7 +13,9 @@ What the function yields (or returns) becomes the task's output:
   ends, and the client's next message calls the function again with the whole history;
 - a ``Message`` returned before anything else: a direct reply, no task.
 
-When the function ends the task completes; ``raise Rejected("why")`` rejects it; any
+The task comes into being at the first output, already ``working`` (a new task skips
+``submitted``: the function is running from the moment it is called). When the function
+ends the task completes; ``raise Rejected("why")`` rejects it; any
 other exception fails it with a safe message (the text stays in the server log).
 """
 
@@ -26,6 +28,7 @@ from typing import Any, TypeAlias
 
 from parley.server._agent import EventSink, TaskUpdater
 from parley.server._context import RequestContext
+from parley.server._ids import now
 from parley.types import (
     Artifact,
     DataPart,
@@ -34,6 +37,7 @@ from parley.types import (
     Part,
     Task,
     TaskState,
+    TaskStatus,
     TextPart,
 )
 
@@ -98,13 +102,27 @@ class AgentContext:
 
     async def progress(self, text: str) -> None:
         """Report progress: a ``working`` status carrying ``text``."""
-        self._working = True
-        await self.updater.start_work(text)
+        await self._work(self.updater.new_agent_message(text))
 
     async def start(self) -> None:
+        """Mark the task ``working``, once (outputs and the end of the run call this)."""
         if not self._working:
-            self._working = True
-            await self.updater.start_work()
+            await self._work(None)
+
+    async def _work(self, message: Message | None) -> None:
+        first = not self._working and self.request.task is None
+        self._working = True
+        if not first:
+            await self.updater.start_work(message)
+            return
+        # A new task is created ``working``: the function runs from the moment it is
+        # called, so a ``submitted`` task followed at once by a ``working`` status would
+        # be one more event for every reader, store and stream to carry, saying nothing.
+        updater = self.updater
+        status = TaskStatus(state=TaskState.working, message=message, timestamp=now())
+        await updater.events.emit(
+            Task(id=updater.task_id, context_id=updater.context_id, status=status)
+        )
 
 
 class FunctionAgent:
@@ -131,7 +149,6 @@ class FunctionAgent:
                 if returned is not None and await run.output(returned):
                     return
         except Rejected as rejection:
-            await ctx.start()
             await updater.reject(str(rejection) or None)
             return
         await ctx.start()

@@ -1,0 +1,76 @@
+-- wrk script for A2A over JSON-RPC: message/send, or whole SSE streams.
+--   BENCH_CALL=send (default) | stream   BENCH_DIALECT=0.3 (default) | 1.0
+-- Each request carries a fresh request id and messageId. For stream, one wrk request
+-- is one whole stream (the response ends with the stream), so wrk's latency is the
+-- whole-stream time; every stream is checked to end with its final status, and its
+-- events are counted. done() prints one JSON line that bench/load.py reads.
+local call = os.getenv("BENCH_CALL") or "send"
+local dialect = os.getenv("BENCH_DIALECT") or "0.3"
+local counter = 0
+events, streams, bad = 0, 0, 0  -- globals: done() reads them per thread
+local threads = {}
+thread_tag = "t0"  -- set per thread by setup()
+
+local method, text, message_fmt, final_mark
+if dialect == "1.0" then
+  method = call == "stream" and "SendStreamingMessage" or "SendMessage"
+  message_fmt = '{"messageId":"m-%s","role":"ROLE_USER","parts":[{"text":"%s"}]}'
+  final_mark = '"TASK_STATE_COMPLETED"'
+  wrk.headers["A2A-Version"] = "1.0"
+else
+  method = call == "stream" and "message/stream" or "message/send"
+  message_fmt = '{"kind":"message","messageId":"m-%s","role":"user",'
+    .. '"parts":[{"kind":"text","text":"%s"}]}'
+  final_mark = '"final":true'
+end
+text = call == "stream" and "stream" or "hello, bench"
+
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+if call == "stream" then
+  wrk.headers["Accept"] = "text/event-stream"
+end
+
+setup = function(thread)
+  table.insert(threads, thread)
+  thread:set("thread_tag", "t" .. #threads .. "-" .. os.time())
+end
+
+request = function()
+  counter = counter + 1
+  local id = thread_tag .. "-" .. counter
+  local body = '{"jsonrpc":"2.0","id":"' .. id .. '","method":"' .. method
+    .. '","params":{"message":' .. string.format(message_fmt, id, text) .. '}}'
+  return wrk.format(nil, nil, nil, body)
+end
+
+if call == "stream" then
+  response = function(status, headers, body)
+    streams = streams + 1
+    local n = 0
+    for _ in string.gmatch(body, "data:") do n = n + 1 end
+    events = events + n
+    local compact = string.gsub(body, " ", "")
+    if status ~= 200 or not string.find(compact, final_mark, 1, true)
+        or string.find(body, '"error"', 1, true) then
+      bad = bad + 1
+    end
+  end
+end
+
+done = function(summary, latency, requests)
+  local e, s, b = 0, 0, 0
+  for _, thread in ipairs(threads) do
+    e = e + (thread:get("events") or 0)
+    s = s + (thread:get("streams") or 0)
+    b = b + (thread:get("bad") or 0)
+  end
+  local errors = summary.errors
+  io.write(string.format(
+    '{"requests":%d,"seconds":%.3f,"p50_us":%d,"p99_us":%d,"max_us":%d,'
+      .. '"socket_errors":%d,"status_errors":%d,"timeouts":%d,'
+      .. '"streams":%d,"events":%d,"bad_streams":%d}\n',
+    summary.requests, summary.duration / 1e6, latency:percentile(50), latency:percentile(99),
+    latency.max, errors.connect + errors.read + errors.write, errors.status, errors.timeout,
+    s, e, b))
+end

@@ -1,0 +1,169 @@
+"""The server's own cost per request, measured in process: no sockets, no HTTP parser.
+
+Drives a target's ASGI app directly with ``message/send`` (or ``message/stream``)
+requests, ``--concurrency`` at a time on one event loop, and prints the CPU time per
+request. Wall-clock figures on a busy machine mean little; what this measures is stable
+enough to compare a change against the one before it:
+
+- ``--profile``: cProfile of the loop, the top functions by own time;
+- under ``valgrind --tool=callgrind`` (see ``--help`` of ``scripts/bench``'s ``--profile``
+  notes in bench/README.md), instruction counts, which do not move with machine load.
+
+    python bench/profile_send.py [--target echo|demo] [--db memory|sqlite|postgresql://...]
+        [--requests 5000] [--concurrency 16] [--stream] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import json
+import os
+import pstats
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _body(number: int, stream: bool) -> bytes:
+    return (_STREAM if stream else _SEND) % (number, number)
+
+
+_SEND = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"message/send","params":{"message":{"kind":"message",'
+    b'"messageId":"m-%d","role":"user","parts":[{"kind":"text","text":"hello, bench"}]}}}'
+)
+_STREAM = _SEND.replace(b"message/send", b"message/stream").replace(b"hello, bench", b"stream")
+
+
+_SCOPE: dict[str, Any] = {
+    "type": "http",
+    "asgi": {"version": "3.0"},
+    "http_version": "1.1",
+    "method": "POST",
+    "scheme": "http",
+    "path": "/",
+    "raw_path": b"/",
+    "root_path": "",
+    "query_string": b"",
+    "headers": [(b"host", b"127.0.0.1:8000"), (b"content-type", b"application/json")],
+    "client": ("127.0.0.1", 50000),
+    "server": ("127.0.0.1", 8000),
+}
+
+
+async def _request(app: Any, body: bytes) -> bytes:
+    received = False
+    done = asyncio.Event()
+    chunks: list[bytes] = []
+
+    async def receive() -> dict[str, Any]:
+        nonlocal received
+        if not received:
+            received = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await done.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body"):
+                done.set()
+
+    await app(dict(_SCOPE), receive, send)
+    answer = b"".join(chunks)
+    if b'"completed"' not in answer:
+        raise RuntimeError(f"the request did not complete: {answer[:300]!r}")
+    return answer
+
+
+def _app(target: str, db: str) -> Any:
+    from parley.stores import open_task_store
+
+    store = open_task_store(db)
+    if target == "demo":
+        from parley.demo import create_demo_app
+
+        return create_demo_app(task_store=store), store
+    from bench.parley_echo import card, echo
+    from parley.server import create_app
+
+    return create_app(echo, card, task_store=store), store
+
+
+async def _run(options: argparse.Namespace) -> dict[str, Any]:
+    app, store = _app(options.target, options.db)
+    lifespan = app.handler
+    await lifespan.start()
+    try:
+        for number in range(200):  # warm-up: imports, caches, first-use schema work
+            await _request(app, _body(number, options.stream))
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(10_000, 10, 10)
+        profiler = cProfile.Profile() if options.profile else None
+        numbers = iter(range(1_000, 1_000 + options.requests))
+
+        async def worker() -> None:
+            for number in numbers:
+                await _request(app, _body(number, options.stream))
+
+        cpu, wall = time.process_time(), time.perf_counter()
+        if profiler is not None:
+            profiler.enable()
+        await asyncio.gather(*(worker() for _ in range(options.concurrency)))
+        if profiler is not None:
+            profiler.disable()
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    finally:
+        await lifespan.aclose()
+        close = getattr(store, "aclose", None)
+        if close is not None:
+            await close()
+    if profiler is not None:
+        stats = pstats.Stats(profiler, stream=sys.stderr)
+        stats.sort_stats(options.sort).print_stats(options.top)
+    return {
+        "target": options.target,
+        "db": options.db.split("@")[-1],
+        "stream": options.stream,
+        "requests": options.requests,
+        "concurrency": options.concurrency,
+        "cpu_us_per_request": round(cpu / options.requests * 1e6, 1),
+        "wall_us_per_request": round(wall / options.requests * 1e6, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--target", choices=("echo", "demo"), default="echo")
+    parser.add_argument("--db", default="memory", help="memory, sqlite or a database URL")
+    parser.add_argument("--requests", type=int, default=5_000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--stream", action="store_true")
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--sort", default="tottime", help="pstats order: tottime, cumulative")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        if options.db == "sqlite":
+            options.db = f"sqlite:///{os.path.join(folder, 'bench.db')}"
+        try:
+            import uvloop
+
+            runner: Any = uvloop.run
+        except ImportError:
+            runner = asyncio.run
+        print(json.dumps(runner(_run(options))))
+
+
+if __name__ == "__main__":
+    main()
