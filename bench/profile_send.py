@@ -86,9 +86,9 @@ async def _request(app: Any, body: bytes) -> bytes:
 
 
 def _app(target: str, db: str) -> Any:
-    from parley.stores import open_task_store
+    from parley.stores import open_store
 
-    store = open_task_store(db)
+    store = open_store(db)
     if target == "demo":
         from parley.demo import create_demo_app
 
