@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import gc
 import json
@@ -145,7 +146,9 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", choices=("echo", "demo"), default="echo")
-    parser.add_argument("--db", default="memory", help="memory, sqlite or a database URL")
+    parser.add_argument(
+        "--db", default="memory", help="memory, sqlite, postgres (a fresh database) or a URL"
+    )
     parser.add_argument("--requests", type=int, default=5_000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--stream", action="store_true")
@@ -153,9 +156,14 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--sort", default="tottime", help="pstats order: tottime, cumulative")
     options = parser.parse_args()
-    with tempfile.TemporaryDirectory() as folder:
+    with contextlib.ExitStack() as stack:
         if options.db == "sqlite":
+            folder = stack.enter_context(tempfile.TemporaryDirectory())
             options.db = f"sqlite:///{os.path.join(folder, 'bench.db')}"
+        elif options.db == "postgres":
+            from bench.targets import DEFAULT_POSTGRES, fresh_database
+
+            options.db = stack.enter_context(fresh_database(DEFAULT_POSTGRES))
         try:
             import uvloop
 

@@ -12,6 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from parley.stores.sql._extras import require
 from parley.stores.sql._migrations import check, upgrade
+from parley.stores.sql._pg_writer import PostgresWriter
+from parley.stores.sql._writer import SQLiteWriter
 
 _DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 _EXTRAS = {"aiosqlite": "sql", "asyncpg": "postgresql"}
@@ -69,6 +71,10 @@ class SQLBase:
         self._migrate = migrate
         self._ready = False
         self._ready_lock = asyncio.Lock()
+        self.writer = _group_writer(self.engine)
+        """Batches the appends and snapshot saves of concurrent tasks into shared
+        transactions (group commit); ``None`` for an in-memory SQLite database, which the
+        writer's own connection would not see."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -84,5 +90,18 @@ class SQLBase:
 
     async def aclose(self) -> None:
         """Close the connections (and the engine, when the store made it)."""
+        if self.writer is not None:
+            await self.writer.aclose()
         if self._owns_engine:
             await self.engine.dispose()
+
+
+def _group_writer(engine: AsyncEngine) -> SQLiteWriter | PostgresWriter | None:
+    url = engine.url
+    if url.get_backend_name() == "postgresql":
+        return PostgresWriter(engine)
+    if url.database in (None, "", ":memory:"):
+        return None
+    if url.query.get("mode") == "memory" or url.database.startswith("file:"):
+        return None
+    return SQLiteWriter(url.database)

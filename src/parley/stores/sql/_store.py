@@ -29,6 +29,7 @@ from parley.stores._protocols import (
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores._replay import replay
 from parley.stores.sql._base import insert
+from parley.stores.sql._group import AppendWrite, SaveWrite
 from parley.stores.sql._schema import events, leases, outbox, push_configs, sent_messages, tasks
 from parley.stores.sql._side import SQLSide, fenced
 from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
@@ -93,7 +94,7 @@ class SQLStore(SQLSide):
 
     async def save(self, task: Task, sequence: int, *, owner: str | None = None) -> None:
         engine = await self._connect()
-        values = {
+        values: dict[str, Any] = {
             "id": task.id,
             "context_id": task.context_id,
             "state": task.status.state.value,
@@ -107,6 +108,9 @@ class SQLStore(SQLSide):
             kept = {k: new[k] for k in values if k not in ("id", "owner")}
             return {**kept, "owner": func.coalesce(new.owner, tasks.c.owner)}
 
+        if self.writer is not None:
+            await self.writer.submit(SaveWrite(values))
+            return
         async with engine.begin() as connection:
             await connection.execute(_upsert_task(connection, values, changed))
 
@@ -118,7 +122,14 @@ class SQLStore(SQLSide):
         outbox: Sequence[OutboxEntry] = (),
         lease: Lease | None = None,
     ) -> None:
-        await self.append_many((Append(task_id, events, outbox, lease),))
+        writer = self.writer
+        if writer is None or outbox:
+            await self.append_many((Append(task_id, events, outbox, lease),))
+            return
+        if events or lease is not None:
+            await self._connect()
+            write = AppendWrite(task_id, events, _state_of(events), time.time(), lease)
+            await writer.submit(write)
 
     async def append_many(self, batch: Sequence[Append]) -> None:
         batch = [part for part in batch if part.events or part.outbox or part.lease]

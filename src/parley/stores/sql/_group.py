@@ -1,0 +1,120 @@
+"""The hot writes of ``SQLStore`` for the group writers (``_writer`` for SQLite,
+``_pg_writer`` for PostgreSQL): append a task's events (checking its lease), save its
+snapshot.
+
+They do what ``_store._append`` and ``SQLStore.save`` do through SQLAlchemy, with the
+same statements compiled once, at import, for ``sqlite3`` and for asyncpg; the contract
+test runs them on both databases.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects.postgresql import asyncpg
+
+from parley.stores._protocols import Lease, LeaseLostError, StoredEvent, lost
+from parley.stores._protocols import duplicate as _duplicate
+from parley.stores.sql._schema import events, leases, tasks
+from parley.stores.sql._writer import Statement
+
+
+def _touch(dialect: Any) -> Any:
+    upsert = dialect.insert(tasks).values(
+        id=bindparam("id"), state=bindparam("state"), touched=bindparam("touched")
+    )
+    return upsert.on_conflict_do_update(
+        index_elements=[tasks.c.id],
+        set_={
+            "touched": upsert.excluded.touched,
+            "state": func.coalesce(upsert.excluded.state, tasks.c.state),
+        },
+    )
+
+
+def _save(dialect: Any) -> Any:
+    names = ("id", "context_id", "state", "snapshot", "snapshot_sequence", "touched", "owner")
+    upsert = dialect.insert(tasks).values({name: bindparam(name) for name in names})
+    kept = {name: upsert.excluded[name] for name in names if name not in ("id", "owner")}
+    return upsert.on_conflict_do_update(
+        index_elements=[tasks.c.id],
+        set_={**kept, "owner": func.coalesce(upsert.excluded.owner, tasks.c.owner)},
+    )
+
+
+_INSERT_EVENT = events.insert().values(
+    task_id=bindparam("task_id"), sequence=bindparam("sequence"), event=bindparam("event")
+)
+_ASYNCPG_DIALECT: Any = asyncpg.dialect  # untyped in SQLAlchemy
+_POSTGRES = _ASYNCPG_DIALECT()
+
+INSERT_EVENT = Statement.of(_INSERT_EVENT)
+TOUCH_TASK = Statement.of(_touch(sqlite))
+SAVE_TASK = Statement.of(_save(sqlite))
+LEASE_TOKEN = Statement.of(select(leases.c.token).where(leases.c.task_id == bindparam("task_id")))
+
+PG_INSERT_EVENT = Statement.of(_INSERT_EVENT, _POSTGRES)
+PG_TOUCH = Statement.of(_touch(postgresql), _POSTGRES)
+PG_SAVE = Statement.of(_save(postgresql), _POSTGRES)
+PG_LEASES = (
+    f"SELECT {leases.c.task_id.name}, {leases.c.token.name} FROM {leases.name} "
+    f"WHERE {leases.c.task_id.name} = ANY($1::text[]) FOR SHARE"
+)
+"""The tokens of the leases an append batch is fenced by, locked until it commits."""
+
+for _statement in (INSERT_EVENT, PG_INSERT_EVENT):  # AppendWrite builds event rows so
+    if _statement.names != ("task_id", "sequence", "event"):
+        raise RuntimeError(f"unexpected parameter order {_statement.names}")
+
+
+class AppendWrite:
+    """One task's events, ready to write: serialized on the caller's side, so the
+    writer's thread only runs statements."""
+
+    __slots__ = ("events", "lease", "logged", "task_id", "touch")
+
+    def __init__(
+        self,
+        task_id: str,
+        logged: Sequence[StoredEvent],
+        state: str | None,
+        touched: float,
+        lease: Lease | None,
+    ) -> None:
+        self.task_id = task_id
+        self.logged = logged
+        self.events = [(task_id, s.sequence, s.event.to_json().decode()) for s in logged]
+        self.touch = {"id": task_id, "state": state, "touched": touched}
+        self.lease = lease
+
+    def __call__(self, connection: sqlite3.Connection) -> None:
+        lease = self.lease
+        if lease is not None:
+            row = connection.execute(
+                LEASE_TOKEN.sql, LEASE_TOKEN.parameters({"task_id": lease.task_id})
+            ).fetchone()
+            if row is None or row[0] != lease.token:
+                raise LeaseLostError(lost(lease.task_id))
+        if not self.events:
+            return
+        try:
+            connection.executemany(INSERT_EVENT.sql, self.events)
+        except sqlite3.IntegrityError:
+            raise ValueError(_duplicate(self.task_id, self.logged)) from None
+        connection.execute(TOUCH_TASK.sql, TOUCH_TASK.parameters(self.touch))
+
+
+class SaveWrite:
+    """A task's snapshot, ready to write."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    def __call__(self, connection: sqlite3.Connection) -> None:
+        connection.execute(SAVE_TASK.sql, SAVE_TASK.parameters(self.values))

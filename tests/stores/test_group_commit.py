@@ -1,0 +1,202 @@
+"""SQLite group commit: many tasks' writes in one transaction, each caller answered on
+its own, and an acknowledged event kept when the process dies (kill -9) right after.
+
+The durability tests run ``parley serve`` as a separate process on a real SQLite file,
+kill it with SIGKILL once the client has its answer, start a new one on the same file
+and read the task back (spec 6.1: a task's state and artifacts are what the server
+reports for it; parley's promise is that what it acknowledged is stored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from parley.stores import StoredEvent
+from parley.stores.sql import SQLStore
+from parley.types import (
+    Artifact,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+from tests.stores.databases import sqlite_url
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = 60
+
+
+def _task(task_id: str) -> Task:
+    return Task(id=task_id, context_id="c", status=TaskStatus(state=TaskState.working))
+
+
+def _chunk(task_id: str, text: str) -> TaskArtifactUpdateEvent:
+    return TaskArtifactUpdateEvent(
+        task_id=task_id,
+        context_id="c",
+        artifact=Artifact(artifact_id="a", parts=[TextPart(text=text)]),
+    )
+
+
+async def test_concurrent_appends_share_transactions_and_fail_alone(tmp_path: Path) -> None:
+    """Appends of many tasks at once all land; the one that repeats a sequence number
+    fails with ValueError and stores nothing, and sinks no other task's write."""
+    store = SQLStore(sqlite_url(tmp_path))
+    try:
+        ids = [f"t{number}" for number in range(TASKS)]
+        await asyncio.gather(*(store.append(t, [StoredEvent(1, _task(t))]) for t in ids))
+        writes = [store.append(t, [StoredEvent(2, _chunk(t, f"chunk of {t}"))]) for t in ids]
+        writes.append(store.append("t7", [StoredEvent(1, _chunk("t7", "repeated"))]))
+        results = await asyncio.gather(*writes, return_exceptions=True)
+        assert all(result is None for result in results[:-1])
+        assert isinstance(results[-1], ValueError)
+        for task_id in ids:
+            logged = await store.events(task_id)
+            assert [stored.sequence for stored in logged] == [1, 2]
+            snapshot = await store.get(task_id)
+            assert snapshot is not None
+            artifacts = snapshot.task.artifacts or []
+            assert [p.text for p in artifacts[0].parts] == [f"chunk of {task_id}"]  # type: ignore[union-attr]
+    finally:
+        await store.aclose()
+
+
+async def test_saves_and_appends_interleave_in_order(tmp_path: Path) -> None:
+    """A task's own writes keep their order when other tasks' writes share the batch."""
+    store = SQLStore(sqlite_url(tmp_path))
+    try:
+
+        async def one(task_id: str) -> None:
+            await store.append(task_id, [StoredEvent(1, _task(task_id))])
+            await store.append(task_id, [StoredEvent(2, _chunk(task_id, "x"))])
+            done = _task(task_id)
+            done.status = TaskStatus(state=TaskState.completed)
+            await store.save(done, 2)
+
+        await asyncio.gather(*(one(f"s{n}") for n in range(TASKS)))
+        for number in range(TASKS):
+            snapshot = await store.get(f"s{number}")
+            assert snapshot is not None
+            assert snapshot.sequence == 2
+            assert snapshot.task.status.state is TaskState.completed
+    finally:
+        await store.aclose()
+
+
+# -- kill -9 after the acknowledgement -----------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def _server(database: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """``parley serve`` (the demo agent) on ``database`` in a process of its own."""
+    port = _free_port()
+    command = [
+        str(Path(sys.executable).parent / "parley"), "serve", "--db", f"sqlite:///{database}",
+        "--port", str(port), "--log-level", "warning",
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert process.poll() is None, "the server exited"
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(url + ".well-known/agent-card.json", timeout=2).is_success:
+                    break
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.1)
+        yield url, process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+
+
+def _send(method: str, text: str, number: int) -> dict[str, Any]:
+    body = {
+        "jsonrpc": "2.0",
+        "id": number,
+        "method": method,
+        "params": {
+            "message": {
+                "kind": "message",
+                "messageId": f"m-{number}",
+                "role": "user",
+                "parts": [{"kind": "text", "text": text}],
+            }
+        },
+    }
+    return body
+
+
+def _get(url: str, task_id: str) -> dict[str, Any]:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"id": task_id}}
+    answer: dict[str, Any] = httpx.post(url, json=body, timeout=10).json()
+    return answer["result"]  # type: ignore[no-any-return]
+
+
+def test_completed_send_survives_kill_9(tmp_path: Path) -> None:
+    """Each task a blocking message/send answered completed is there after SIGKILL."""
+    database = tmp_path / "parley.db"
+    answered: list[str] = []
+    with _server(database) as (url, process):
+        with httpx.Client(timeout=10) as client:
+            for number in range(20):
+                result = client.post(url, json=_send("message/send", f"echo {number}", number))
+                task = result.json()["result"]
+                assert task["status"]["state"] == "completed"
+                answered.append(task["id"])
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+    with _server(database) as (url, _):
+        for number, task_id in enumerate(answered):
+            task = _get(url, task_id)
+            assert task["status"]["state"] == "completed"
+            assert task["artifacts"][0]["parts"][0]["text"] == f"echo {number}"
+
+
+def test_streamed_event_survives_kill_9(tmp_path: Path) -> None:
+    """An artifact chunk a client has read from a stream is stored: after SIGKILL in the
+    middle of the run, the restarted server reports the task with that chunk."""
+    database = tmp_path / "parley.db"
+    with _server(database) as (url, process):
+        request = _send("message/stream", "write a report", 1)
+        seen: list[dict[str, Any]] = []
+        with httpx.stream("POST", url, json=request, timeout=10) as response:
+            for line in response.iter_lines():
+                if line.startswith("data:"):
+                    seen.append(json.loads(line[5:])["result"])
+                    if seen[-1]["kind"] == "artifact-update":
+                        os.kill(process.pid, signal.SIGKILL)  # acknowledged: it was read
+                        break
+        process.wait(10)
+    task_id = seen[0]["id"]
+    chunk = seen[-1]["artifact"]["parts"][0]["text"]
+    with _server(database) as (url, _):
+        task = _get(url, task_id)
+        texts = [part["text"] for part in task["artifacts"][0]["parts"]]
+        assert texts[0] == chunk
+        assert task["status"]["state"] != TaskState.working.value  # settled at restart
