@@ -280,7 +280,7 @@ def _check_json(seen: Observations, definition: str, body: bytes, where: str) ->
 def _request(body: bytes) -> Any:
     try:
         return json.loads(body) if body else _UNREADABLE
-    except ValueError:
+    except (ValueError, RecursionError):  # the server's answer to these is checked too
         return _UNREADABLE
 
 

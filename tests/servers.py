@@ -28,14 +28,22 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 @contextlib.contextmanager
 def running(
-    app: Any, *, host: str = "127.0.0.1", timeout: float = 10.0, port: int | None = None
+    app: Any,
+    *,
+    host: str = "127.0.0.1",
+    timeout: float = 10.0,
+    port: int | None = None,
+    **config: Any,
 ) -> Iterator[str]:
     """Serve ``app`` on uvicorn (on ``port``, or a free one) and yield its base URL
-    (``http://127.0.0.1:PORT``)."""
+    (``http://127.0.0.1:PORT``, or ``https://`` when ``config`` has ``ssl_certfile``);
+    ``config`` goes to uvicorn."""
     if port is None:
         port = free_port(host)
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
+    settings = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", lifespan="on", **config
+    )
+    server = uvicorn.Server(settings)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
     thread.start()
     deadline = time.monotonic() + timeout
@@ -44,7 +52,8 @@ def running(
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.01)
     try:
-        yield f"http://{host}:{port}"
+        scheme = "https" if settings.ssl_certfile else "http"
+        yield f"{scheme}://{host}:{port}"
     finally:
         server.should_exit = True
         thread.join(timeout)

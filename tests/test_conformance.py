@@ -42,7 +42,9 @@ async def observed_call(
     transport = httpx.ASGITransport(app=wrapped)
     async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
         if path == "/":
-            await client.post(path, content=json.dumps(request))
+            await client.post(
+                path, content=json.dumps(request), headers={"content-type": "application/json"}
+            )
         else:
             await client.get(path)
     return seen

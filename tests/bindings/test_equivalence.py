@@ -117,7 +117,9 @@ async def test_rest_errors_carry_status_and_code(
 ) -> None:
     """Spec 3.2.3: HTTP status of the error type, one JSON error format with the code."""
     async with httpx.AsyncClient(base_url=served.base) as http:
-        response = await http.request(method, path, content=b"{}")
+        response = await http.request(
+            method, path, content=b"{}", headers={"content-type": "application/json"}
+        )
     assert response.status_code == error.http_status
     assert response.json()["code"] == error.code
     assert isinstance(response.json()["message"], str)

@@ -14,16 +14,18 @@ import pytest
 from parley.protocol.protobuf import ERROR_METADATA
 from tests.bindings.conftest import Served
 
+JSON = {"content-type": "application/json"}
+
 
 async def test_jsonrpc_body_that_is_not_json(served: Served) -> None:
-    async with httpx.AsyncClient(base_url=served.base) as http:
+    async with httpx.AsyncClient(base_url=served.base, headers=JSON) as http:
         response = await http.post("/", content=b"{not json")
     assert response.status_code == 200
     assert response.json()["error"]["code"] == -32700
 
 
 async def test_rest_body_that_is_not_json(served: Served) -> None:
-    async with httpx.AsyncClient(base_url=served.base) as http:
+    async with httpx.AsyncClient(base_url=served.base, headers=JSON) as http:
         response = await http.post("/v1/message:send", content=b"{not json")
     assert response.status_code == 400
     assert response.headers["content-type"] == "application/json"
@@ -33,7 +35,7 @@ async def test_rest_body_that_is_not_json(served: Served) -> None:
 
 
 async def test_rest_json_that_does_not_fit_stays_invalid_params(served: Served) -> None:
-    async with httpx.AsyncClient(base_url=served.base) as http:
+    async with httpx.AsyncClient(base_url=served.base, headers=JSON) as http:
         response = await http.post("/v1/message:send", json={"message": {"role": 7.5}})
     assert response.status_code == 400
     assert response.json()["code"] == -32602
@@ -71,7 +73,7 @@ async def test_grpc_stream_request_that_is_not_protobuf(served: Served) -> None:
 
 async def test_rest_query_value_that_is_not_a_number_is_not_echoed(served: Served) -> None:
     secret = "x" * 50 + "<script>"
-    async with httpx.AsyncClient(base_url=served.base) as http:
+    async with httpx.AsyncClient(base_url=served.base, headers=JSON) as http:
         response = await http.get(f"/v1/tasks/some-task?historyLength={secret}")
     assert response.status_code == 400
     body = response.json()
@@ -81,7 +83,7 @@ async def test_rest_query_value_that_is_not_a_number_is_not_echoed(served: Serve
 
 
 async def test_bodies_that_are_not_utf8_are_parse_errors(served: Served) -> None:
-    async with httpx.AsyncClient(base_url=served.base) as http:
+    async with httpx.AsyncClient(base_url=served.base, headers=JSON) as http:
         over_jsonrpc = await http.post("/", content=b"\xff\xfe{")
         over_rest = await http.post("/v1/message:send", content=b"\xff\xfe{")
     assert over_jsonrpc.json()["error"]["code"] == -32700

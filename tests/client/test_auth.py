@@ -18,7 +18,7 @@ from parley.client import (
 )
 from parley.demo import demo
 from parley.protocol import UnauthenticatedError
-from parley.server import create_app
+from parley.server import APIKeyVerifier, SchemeVerifier, TokenVerifier, create_app
 from parley.types import APIKeySecurityScheme, HTTPAuthSecurityScheme
 from tests.client.agents import HeaderGate, card
 from tests.servers import running
@@ -33,7 +33,16 @@ def gated_app(**gate: Any) -> HeaderGate:
     agent_card = card(
         security_schemes=schemes, security=[{"bearer": []}, {"key": []}, {"cookie": []}]
     )
-    return HeaderGate(create_app(demo, agent_card), **gate)
+
+    async def token(value: str) -> str | None:
+        return "user" if value == "s3cret" else None
+
+    verifiers: dict[str, SchemeVerifier] = {
+        "bearer": TokenVerifier(token),
+        "key": APIKeyVerifier({"user": "k1"}),
+        "cookie": APIKeyVerifier({"user": "abc"}),
+    }
+    return HeaderGate(create_app(demo, agent_card, security=verifiers), **gate)
 
 
 async def test_bearer_token_reaches_the_server() -> None:

@@ -8,7 +8,7 @@ import pytest
 from parley.server import CardError, create_app
 from parley.types import AgentCard, AgentInterface
 from tests.server.agents import ScriptedAgent, card
-from tests.server.rpc import error, result
+from tests.server.rpc import body, result
 
 
 async def fetch(app: object, path: str, **headers: str) -> httpx.Response:
@@ -99,6 +99,7 @@ async def test_extended_card_is_returned_when_configured() -> None:
 
 
 async def test_extended_card_provider_can_refuse_the_caller() -> None:
+    """Spec 7.10: a refused caller gets HTTP 401 over JSON-RPC too, with the error body."""
     from parley.protocol import UnauthenticatedError
     from parley.server import CallContext
 
@@ -112,8 +113,9 @@ async def test_extended_card_provider_can_refuse_the_caller() -> None:
     )
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as http:
-        refused = await error(http, "agent/getAuthenticatedExtendedCard")
-        assert refused["code"] == -31401
+        refused = await http.post("/", json=body("agent/getAuthenticatedExtendedCard"))
+        assert refused.status_code == 401
+        assert refused.json()["error"]["code"] == -31401
         http.headers["Authorization"] = "Bearer good"
         assert (await result(http, "agent/getAuthenticatedExtendedCard"))["name"] == "secret"
 

@@ -110,7 +110,7 @@ async def test_errors_before_the_method_is_known_are_plain_json(
     http: httpx.AsyncClient, content: bytes, code: int
 ) -> None:
     """With no known streaming method there is no stream to answer with (spec 8.1)."""
-    response = await http.post("/", content=content)
+    response = await http.post("/", content=content, headers={"content-type": "application/json"})
     assert response.headers["content-type"] == "application/json"
     assert response.json()["error"]["code"] == code
 

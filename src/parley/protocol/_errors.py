@@ -159,6 +159,17 @@ class InvalidParamsError(A2AError):
         summary = "; ".join(f"{p['field']}: {p['error']}" for p in problems[:5])
         return cls(f"Invalid params for {what}: {summary}", data=problems)
 
+    @classmethod
+    def too_deep(cls) -> InvalidParamsError:
+        """The error for JSON nested deeper than a parser goes (spec 8.1: the request is
+        well-formed, its content is not acceptable)."""
+        return cls("The request's JSON nests too deeply")
+
+
+def shorten(text: str, limit: int = 100) -> str:
+    """``text`` cut to ``limit`` characters: an error message never echoes large input."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 class InternalError(A2AError):
     code = -32603

@@ -7,6 +7,8 @@ Agents are written against ``AgentExecutor`` + ``TaskUpdater``, or as one functi
 ``@agent``.
 """
 
+from typing import Any
+
 from parley.server._agent import (
     AgentExecutor,
     CancelRefusingAgent,
@@ -15,13 +17,15 @@ from parley.server._agent import (
     text_message,
 )
 from parley.server._app import A2AApp, create_app
+from parley.server._auth import Authenticator, Credentials, MissingCredentials, SchemeVerifier
 from parley.server._card import CardError
-from parley.server._context import CallContext, RequestContext
+from parley.server._context import CallContext, Principal, RequestContext
 from parley.server._events import EventLog
 from parley.server._gc import tune_gc
 from parley.server._grpc_options import GRPCOptions
 from parley.server._handler import EventStream, RequestHandler
 from parley.server._ids import new_id
+from parley.server._jwt import JWTVerifier
 from parley.server._keys import SigningKey, SigningKeys
 from parley.server._recovery import ResumableAgent
 from parley.server._retention import Retention
@@ -33,32 +37,57 @@ from parley.server._simple import (
     Rejected,
     agent,
 )
+from parley.server._verifiers import (
+    APIKeyVerifier,
+    BasicVerifier,
+    ClientCertificateVerifier,
+    TokenVerifier,
+)
 
 __all__ = [
     "A2AApp",
+    "APIKeyVerifier",
     "AgentContext",
     "AgentExecutor",
     "AuthRequired",
+    "Authenticator",
+    "BasicVerifier",
     "CallContext",
     "CancelRefusingAgent",
     "CardError",
+    "ClientCertificateVerifier",
+    "Credentials",
     "EventLog",
     "EventSink",
     "EventStream",
     "FunctionAgent",
     "GRPCOptions",
     "InputRequired",
+    "JWTVerifier",
+    "MissingCredentials",
+    "Principal",
     "Rejected",
     "RequestContext",
     "RequestHandler",
     "ResumableAgent",
     "Retention",
+    "SchemeVerifier",
     "SigningKey",
     "SigningKeys",
+    "TLSHTTPProtocol",
     "TaskUpdater",
+    "TokenVerifier",
     "agent",
     "create_app",
     "new_id",
     "text_message",
     "tune_gc",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "TLSHTTPProtocol":  # imports uvicorn's httptools protocol
+        from parley.server._tls import TLSHTTPProtocol
+
+        return TLSHTTPProtocol
+    raise AttributeError(f"module 'parley.server' has no attribute {name!r}")

@@ -3,7 +3,7 @@ server beside them; runs on its own or mounted in Starlette or FastAPI."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from importlib.util import find_spec
 from typing import Any
@@ -14,12 +14,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from parley.protocol import A2AError
 from parley.protocol.early import authentication_of
 from parley.server import _gc
 from parley.server._agent import AgentExecutor
+from parley.server._auth import Authenticator, SchemeVerifier
 from parley.server._card import (
+    FORWARDED,
     CardError,
     CardPublisher,
+    TrustedProxies,
     binding_path,
     check_card,
     resolve_target,
@@ -31,6 +35,8 @@ from parley.server._keys import SigningKeys
 from parley.server._retention import DEFAULT_RETENTION, Retention
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
+from parley.server.bindings._http_auth import AuthenticationLayer
+from parley.server.bindings._jsonrpc import failure
 from parley.server.push._configs import PushSettings
 from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
@@ -72,6 +78,16 @@ class A2AApp:
     in another app, give that app ``lifespan=app.lifespan`` (or enter ``app.lifespan()``
     in its own): mounted apps get no lifespan events.
 
+    ``security`` maps each scheme the card's ``security`` requirements name to the
+    verifier that checks it (see docs/security.md); every call on every binding is then
+    authenticated before it runs; the card, its JWKS and ``/health`` stay public. A card
+    that declares security without verifiers fails with ``CardError``: parley never
+    serves a card whose promise it does not keep.
+
+    ``forwarded_allow_ips``: the proxies whose ``X-Forwarded-Proto``/``-Host`` say where
+    the client reached the server (see ``TrustedProxies``; uvicorn's own proxy-header
+    handling rewrites the client address, so serve with ``proxy_headers=False``).
+
     With ``tune_gc`` (the default) the lifespan tunes the process's garbage collector for
     serving once startup is done (``parley.server.tune_gc``: freeze what startup built,
     fewer young collections), unless the process has set its own collector settings.
@@ -93,8 +109,11 @@ class A2AApp:
         tune_gc: bool = True,
         signing_keys: SigningKeys | None = None,
         push: PushSettings | None = None,
+        security: Mapping[str, SchemeVerifier] | None = None,
+        forwarded_allow_ips: str | Sequence[str] | None = None,
     ) -> None:
         self.tune_gc = tune_gc
+        self.proxies = TrustedProxies(forwarded_allow_ips)
         self.max_body_size = max_body_size
         self._running = False
         if handler is None:
@@ -122,6 +141,7 @@ class A2AApp:
         self.handler = handler
         self.signing_keys = handler.signing_keys
         card = handler.card
+        self.authenticator = _authenticator(card, security)
         preferred = card.preferred_transport
         self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
         targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
@@ -148,6 +168,14 @@ class A2AApp:
         self.jsonrpc = JSONRPCBinding(
             self.handler, max_body_size=max_body_size, card=self._public_card
         )
+        self._jsonrpc: Any = self.jsonrpc
+        self._rest: Any = self.rest
+        if self.authenticator is not None:
+            self._jsonrpc = AuthenticationLayer(
+                self.jsonrpc, self.authenticator, lambda error: failure(None, error)
+            )
+            if self.rest is not None:
+                self._rest = AuthenticationLayer(self.rest, self.authenticator, A2AError.body)
         self.router = Starlette(
             routes=[
                 Route(AGENT_CARD_PATH, self._card, methods=["GET"]),
@@ -160,12 +188,14 @@ class A2AApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
+            if self.proxies.trusts(scope.get("client")):
+                scope[FORWARDED] = True
             path = _route_path(scope)
             if path == self.rpc_path:
-                await self.jsonrpc(scope, receive, send)
+                await self._jsonrpc(scope, receive, send)
                 return
             if self.rest is not None and self.rest.handles(path):
-                await self.rest({**scope, "path": path}, receive, send)
+                await self._rest({**scope, "path": path}, receive, send)
                 return
         await self.router(scope, receive, send)
 
@@ -189,7 +219,14 @@ class A2AApp:
         from parley.server.bindings._grpc import GRPCBinding, start_server
 
         binding = GRPCBinding(self.handler)
-        self.grpc_server, port = await start_server(binding, self.grpc_options, self.max_body_size)
+        interceptors = []
+        if self.authenticator is not None:
+            from parley.server.bindings._grpc_auth import AuthInterceptor
+
+            interceptors.append(AuthInterceptor(self.authenticator))
+        self.grpc_server, port = await start_server(
+            binding, self.grpc_options, self.max_body_size, interceptors
+        )
         self.card.serve(TransportProtocol.grpc.value, f":{port}")
 
     async def stop_grpc(self, grace: float | None = 1.0) -> None:
@@ -285,6 +322,20 @@ def _check_own_handler(
             f"A2AApp(handler=...) serves the handler's own {', '.join(clashing)}: "
             "set them on the RequestHandler instead"
         )
+
+
+def _authenticator(
+    card: AgentCard, security: Mapping[str, SchemeVerifier] | None
+) -> Authenticator | None:
+    if security is None:
+        if card.security:
+            names = sorted({name for requirement in card.security for name in requirement})
+            raise CardError(
+                f"the card requires security ({', '.join(names)}) but no verifiers were "
+                "given: pass security={scheme name: verifier}"
+            )
+        return None
+    return Authenticator(card, security)
 
 
 def _route_path(scope: Scope) -> str:

@@ -2,12 +2,12 @@
 
 A card whose ``url`` is left empty is completed by parley from the address a request
 really came to (``Host`` and the server's own scheme, or ``X-Forwarded-Proto`` /
-``X-Forwarded-Host`` behind a proxy), so the card never advertises an address nobody can
-reach. ``additionalInterfaces`` left empty is filled with every binding the app serves,
-and ``supportedInterfaces`` (A2A v1.0, v1.0.1 §8.3) left empty with each of them twice:
-``protocolVersion`` 1.0 first, then 0.3, at the same URLs (one server speaks both). A v0.3
-client ignores the field; a v1.0 client finds its version there; the card stays valid
-v0.3.
+``X-Forwarded-Host`` from a trusted proxy, see ``TrustedProxies``), so the card never
+advertises an address nobody can reach. ``additionalInterfaces`` left empty is filled
+with every binding the app serves, and ``supportedInterfaces`` (A2A v1.0, v1.0.1 §8.3)
+left empty with each of them twice: ``protocolVersion`` 1.0 first, then 0.3, at the same
+URLs (one server speaks both). A v0.3 client ignores the field; a v1.0 client finds its
+version there; the card stays valid v0.3.
 
 A binding's *target* is where the app serves it: an absolute URL, a path on the HTTP
 server (``/`` for JSON-RPC, ``""`` for REST's ``/v1/...``), or ``:PORT`` for gRPC, which
@@ -17,7 +17,9 @@ gRPC clients, the official SDK's included, dial).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ipaddress
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -189,7 +191,8 @@ def _with_v1_capabilities(card: AgentCard) -> AgentCard:
 
 
 def request_base(scope: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> str:
-    """``scheme://host[:port]`` plus mount path, as the client reached this server.
+    """``scheme://host[:port]`` plus mount path, as the client reached this server
+    (``X-Forwarded-*`` only when ``TrustedProxies`` marked the scope as forwarded).
 
     ``headers``: the request's headers already decoded (lower-case names), if at hand.
     """
@@ -197,8 +200,12 @@ def request_base(scope: Mapping[str, Any], headers: Mapping[str, str] | None = N
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
-    scheme = _first(headers.get("x-forwarded-proto")) or scope.get("scheme", "http")
-    host = _first(headers.get("x-forwarded-host")) or _first(headers.get("host"))
+    scheme = host = None
+    if scope.get(FORWARDED):
+        scheme = _first(headers.get("x-forwarded-proto"))
+        host = _first(headers.get("x-forwarded-host"))
+    scheme = scheme or scope.get("scheme", "http")
+    host = host or _first(headers.get("host"))
     if not host:
         server = scope.get("server") or ("127.0.0.1", 80)
         host = f"{server[0]}:{server[1]}"
@@ -209,3 +216,43 @@ def _first(value: str | None) -> str | None:
     if not value:
         return None
     return value.split(",")[0].strip() or None
+
+
+FORWARDED = "parley.forwarded"
+"""Scope key set by the app when the request came from a trusted proxy."""
+
+
+class TrustedProxies:
+    """The addresses whose ``X-Forwarded-Proto``/``X-Forwarded-Host`` are believed, as
+    uvicorn's ``--forwarded-allow-ips``: IPs and networks, comma-separated or a list;
+    ``"*"`` trusts every client. ``None``: ``$FORWARDED_ALLOW_IPS``, else ``127.0.0.1``."""
+
+    def __init__(self, allowed: str | Sequence[str] | None = None) -> None:
+        if allowed is None:
+            allowed = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+        items = allowed.split(",") if isinstance(allowed, str) else allowed
+        names = [item.strip() for item in items if item.strip()]
+        self.everyone = "*" in names
+        self.networks = [ipaddress.ip_network(name, strict=False) for name in names if name != "*"]
+        self._decided: dict[str, bool] = {}
+
+    def trusts(self, client: Sequence[Any] | None) -> bool:
+        if self.everyone:
+            return True
+        if not client:
+            return False
+        host = str(client[0])
+        decided = self._decided.get(host)
+        if decided is None:
+            decided = self._match(host)
+            if len(self._decided) > 1024:
+                self._decided.clear()
+            self._decided[host] = decided
+        return decided
+
+    def _match(self, host: str) -> bool:
+        try:
+            address = ipaddress.ip_address(host)
+        except ValueError:
+            return False
+        return any(address in network for network in self.networks)

@@ -14,6 +14,30 @@ from parley.types import (
 )
 
 
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who a call is authenticated as (see ``parley.server.Authenticator``)."""
+
+    name: str
+    """The caller: an API key's name, a user name, a token's subject, a certificate's
+    common name."""
+    scheme: str
+    """The name, in the card's ``securitySchemes``, of the scheme that authenticated it."""
+    scopes: frozenset[str] = frozenset()
+    """What the credential grants (a token's ``scope``/``scp``), empty when nothing does."""
+    claims: Mapping[str, Any] = field(default_factory=dict)
+    """A token's verified claims, a certificate's subject fields; empty for keys and
+    passwords."""
+
+    @property
+    def is_authenticated(self) -> bool:  # Starlette's ``request.user`` interface
+        return True
+
+    @property
+    def display_name(self) -> str:
+        return self.name
+
+
 @dataclass(slots=True)
 class CallContext:
     """Transport facts about one call, filled by the binding that received it."""
@@ -21,7 +45,10 @@ class CallContext:
     headers: Mapping[str, str] = field(default_factory=dict)
     """Call metadata: HTTP headers (lower-case names) or gRPC metadata."""
     user: str | None = None
-    """Who the call is authenticated as, when an authentication layer says so."""
+    """Who the call is authenticated as, when an authentication layer says so (the
+    principal's name when parley authenticated it)."""
+    principal: Principal | None = None
+    """The authenticated caller, when the card declares security (``None`` otherwise)."""
     requested_extensions: frozenset[str] = frozenset()
     """Extension URIs the client asked for (``X-A2A-Extensions``)."""
     last_event_id: int | None = None
@@ -39,7 +66,11 @@ class CallContext:
 
     @classmethod
     def from_headers(
-        cls, headers: Mapping[str, str], user: str | None = None, base_url: str | None = None
+        cls,
+        headers: Mapping[str, str],
+        user: str | None = None,
+        base_url: str | None = None,
+        principal: Principal | None = None,
     ) -> CallContext:
         """The call facts every binding reads the same way from its headers or metadata
         (lower-case names): ``X-A2A-Extensions`` and ``Last-Event-ID``."""
@@ -47,7 +78,8 @@ class CallContext:
         last_event_id = headers.get("last-event-id", "")
         return cls(
             headers=headers,
-            user=user,
+            user=principal.name if principal is not None else user,
+            principal=principal,
             requested_extensions=frozenset(
                 uri.strip() for uri in extensions.split(",") if uri.strip()
             ),

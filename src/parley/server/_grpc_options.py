@@ -14,13 +14,16 @@ class GRPCOptions:
     ``certificate_chain`` and ``private_key`` (PEM bytes) the port speaks TLS; without,
     plain HTTP/2, for localhost and for TLS ended at a proxy. A request message may be
     as large as the app's ``max_body_size`` (the HTTP body limit); answers have no limit,
-    as over HTTP.
+    as over HTTP. ``client_ca`` (PEM) makes the port require of every caller a client
+    certificate issued by it (mutual TLS): grpc's TLS either requires and verifies one,
+    or does not ask for one at all.
     """
 
     host: str = "127.0.0.1"
     port: int = 50051
     certificate_chain: bytes | None = None
     private_key: bytes | None = None
+    client_ca: bytes | None = None
 
     @property
     def tls(self) -> bool:

@@ -35,6 +35,7 @@ from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
 from parley.server._ids import new_id
 from parley.server._keys import SigningKeys
+from parley.server._limits import DEFAULT_LIMITS, Limits
 from parley.server._listing import list_tasks
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
@@ -71,7 +72,8 @@ class RequestHandler:
 
     ``extended_card`` is the card ``agent/getAuthenticatedExtendedCard`` returns: a card,
     or an async function of the call that returns one (and may raise
-    ``UnauthenticatedError``) for cards that depend on who asks.
+    ``UnauthenticatedError``) for cards that depend on who asks. ``limits`` bounds ids,
+    ``referenceTaskIds`` and metadata (see ``Limits``).
 
     When the card declares ``capabilities.pushNotifications`` the handler serves the push
     config operations and delivers notifications (``push`` settings, signed with
@@ -88,8 +90,10 @@ class RequestHandler:
         retention: Retention | None = DEFAULT_RETENTION,
         push: PushSettings | None = None,
         signing_keys: SigningKeys | None = None,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.agent = check_agent(agent)
+        self.limits = limits
         self.card = card
         self.task_store: Store = task_store if task_store is not None else MemoryStore()
         self.extended_card = extended_card
@@ -146,6 +150,7 @@ class RequestHandler:
     async def _begin(
         self, params: MessageSendParams, call: CallContext
     ) -> tuple[LiveTask, int] | Repeat:
+        self.limits.check_message(params)
         configuration = params.configuration
         if configuration is not None:
             _check_history_length(configuration.history_length)
@@ -235,6 +240,7 @@ class RequestHandler:
 
     async def get_task(self, params: TaskQueryParams, call: CallContext | None = None) -> Task:
         """The task as it is now, its history trimmed to ``historyLength``."""
+        self.limits.check_id("id", params.id)
         _check_history_length(params.history_length)
         live = self.runs.live.get(params.id)
         if live is not None and live.task is not None:
@@ -262,6 +268,8 @@ class RequestHandler:
         Raises ``TaskNotCancelableError`` for a task already in a terminal state, or when
         the agent refuses.
         """
+        self.limits.check_id("id", params.id)
+        self.limits.check_metadata("metadata", params.metadata)
         live = await self._attach(params.id)
         task = live.task
         assert task is not None
@@ -305,6 +313,7 @@ class RequestHandler:
         task finished and its log was dropped), the current Task stands in for them.
         """
         self._require("resubscribe")
+        self.limits.check_id("id", params.id)
         live = await self._attach(params.id)
         after = call.last_event_id if call is not None else None
         try:

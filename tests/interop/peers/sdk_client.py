@@ -288,7 +288,9 @@ async def raw_jsonrpc_errors(http: httpx.AsyncClient, url: str, plain_url: str) 
         SendStreamingMessageResponse,
         streaming=True,
     )
-    emit_raw("error_parse", await http.post(url, content=b"{not json"), JSONRPCResponse)
+    json_type = {"content-type": "application/json"}
+    not_json = await http.post(url, content=b"{not json", headers=json_type)
+    emit_raw("error_parse", not_json, JSONRPCResponse)
     emit_raw(
         "error_invalid_request",
         await http.post(url, json={"jsonrpc": "1.0", "id": 7, "method": 3}),
@@ -322,7 +324,8 @@ async def raw_rest_errors(http: httpx.AsyncClient, url: str, plain_url: str) -> 
         "error_parse": (url, "POST", "/v1/message:send", "{not json"),
     }
     for scenario, (target, method, path, body) in calls.items():
-        response = await http.request(method, target + path, content=body)
+        headers = {"content-type": "application/json"}
+        response = await http.request(method, target + path, content=body, headers=headers)
         try:
             payload = response.json()
         except ValueError:

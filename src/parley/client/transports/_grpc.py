@@ -234,6 +234,8 @@ def create_grpc_transport(url: str, http_client: Any = None, **options: Any) -> 
 
 def _metadata(context: ClientCallContext) -> tuple[tuple[str, str], ...]:
     metadata = [(key.lower(), value) for key, value in context.headers.items()]
+    # no query string in gRPC: a parameter (an API key ``in: query``) travels as metadata
+    metadata += [(key.lower(), value) for key, value in context.query.items()]
     if context.extensions:
         metadata.append(("x-a2a-extensions", ", ".join(sorted(context.extensions))))
     if context.last_event_id is not None:

@@ -4,6 +4,7 @@ and the one place where httpx and SSE failures become parley errors.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -71,14 +72,28 @@ def translated(url: str, position: StreamPosition | None = None) -> Iterator[Non
         raise ClientError(f"HTTP call to {url} failed: {_reason(error)}") from None
 
 
-def refused(response: httpx.Response) -> None:
-    """Raise for HTTP statuses that mean refused credentials (spec 4.4)."""
+def refused(response: httpx.Response, body: bytes | str | None = None) -> None:
+    """Raise for HTTP statuses that mean refused credentials (spec 4.4), with the
+    server's own message when ``body`` is a JSON-RPC or REST error that has one."""
     if response.status_code == 401:
-        raise UnauthenticatedError(f"The agent at {response.request.url} needs credentials")
+        reason = _server_message(body) or "needs credentials"
+        raise UnauthenticatedError(f"The agent at {response.request.url}: {reason}")
     if response.status_code == 403:
-        raise PermissionDeniedError(
-            f"The agent at {response.request.url} refused the credentials given"
-        )
+        reason = _server_message(body) or "refused the credentials given"
+        raise PermissionDeniedError(f"The agent at {response.request.url}: {reason}")
+
+
+def _server_message(body: bytes | str | None) -> str | None:
+    if not body:
+        return None
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return None
+    if isinstance(payload, dict) and isinstance(payload.get("error"), dict):
+        payload = payload["error"]
+    message = payload.get("message") if isinstance(payload, dict) else None
+    return message[:300] if isinstance(message, str) else None
 
 
 def not_an_agent(response: httpx.Response, what: str) -> NotAnAgentError:

@@ -202,7 +202,7 @@ def unwrap(
     (built by ``errors`` from its code, message and data). With ``null_result`` (an
     operation whose result is always null) a missing ``result`` is read as null:
     a2a-sdk 0.3.26 leaves it out of its ``tasks/pushNotificationConfig/delete`` answer."""
-    refused(response)
+    refused(response, body)
     try:
         envelope = json.loads(body)
     except ValueError:

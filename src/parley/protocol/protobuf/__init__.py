@@ -48,6 +48,8 @@ def from_json(data: bytes | str | dict[str, Any], message_class: Any) -> Any:
             json_format.Parse(data, message, ignore_unknown_fields=True)
     except (json_format.ParseError, UnicodeDecodeError) as error:
         raise ConversionError(str(error)) from None
+    except RecursionError:
+        raise ConversionError("the JSON nests too deeply") from None
     return message
 
 

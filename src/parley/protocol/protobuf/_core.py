@@ -285,7 +285,9 @@ def artifact_update_from_proto(proto: Any) -> TaskArtifactUpdateEvent:
 
 # -- push notification configs -----------------------------------------------------------
 
-_CONFIG_NAME = re.compile(r"^tasks/(?P<task>.+?)(?:/pushNotificationConfigs/(?P<config>[^/]*))?$")
+_CONFIG_NAME = re.compile(
+    r"^tasks/(?P<task>.+?)(?:/pushNotificationConfigs/(?P<config>[^/]*))?$", re.DOTALL
+)
 
 
 def task_name(task_id: str) -> str:

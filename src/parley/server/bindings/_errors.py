@@ -8,6 +8,7 @@ import logging
 from pydantic import ValidationError
 
 from parley.protocol import A2AError, ConversionError, InternalError, InvalidParamsError
+from parley.protocol._errors import shorten
 
 logger = logging.getLogger("parley.server")
 
@@ -21,6 +22,6 @@ def as_a2a_error(error: Exception) -> A2AError:
     if isinstance(error, ValidationError):
         return InvalidParamsError.from_validation("this request", error)
     if isinstance(error, ConversionError):
-        return InvalidParamsError(f"Invalid request: {error}")
+        return InvalidParamsError(f"Invalid request: {shorten(str(error), 200)}")
     logger.exception("unexpected error while handling a request", exc_info=error)
     return InternalError("The server met an unexpected error; it has been logged")

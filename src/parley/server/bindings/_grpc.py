@@ -23,7 +23,8 @@ with the metadata ``last-event-id``, as with SSE's ``Last-Event-ID``.
 from __future__ import annotations
 
 import errno
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -55,12 +56,15 @@ from parley.protocol.v1 import (
     status_details,
     to_proto,
 )
-from parley.server._context import CallContext
+from parley.server._context import CallContext, Principal
 from parley.server._grpc_options import GRPCOptions
 from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 
 grpc = load_grpc()
+
+PRINCIPAL: ContextVar[Principal | None] = ContextVar("parley_grpc_principal", default=None)
+"""The principal of the call being served, set by ``AuthInterceptor``."""
 
 
 _SERVICE_OF = {V0_3: SERVICE, V1_0: V1_SERVICE}
@@ -235,12 +239,13 @@ def _deserializer(message_class: Any) -> Callable[[bytes], Any]:
     return deserialize
 
 
-async def abort(context: Any, error: A2AError, status: str) -> NoReturn:
-    """End the call with ``status`` (raises, as ``context.abort`` does)."""
+async def abort(context: Any, error: A2AError, status: str, *trailers: tuple[str, str]) -> NoReturn:
+    """End the call with ``status`` (raises, as ``context.abort`` does), with
+    ``trailers`` beside the error's own."""
     await context.abort(
         getattr(grpc.StatusCode, status),
         f"{type(error).__name__}: {error.message}",
-        trailing_metadata=error_metadata(error, status),
+        trailing_metadata=(*error_metadata(error, status), *trailers),
     )
     raise AssertionError("grpc.aio context.abort returned")  # pragma: no cover
 
@@ -252,13 +257,16 @@ def call_context(context: Any, version: str = V0_3) -> CallContext:
         for key, value in context.invocation_metadata() or ()
         if isinstance(value, str)
     }
-    call = CallContext.from_headers(headers)
+    call = CallContext.from_headers(headers, principal=PRINCIPAL.get())
     call.protocol_version = version
     return call
 
 
 async def start_server(
-    binding: GRPCBinding, options: GRPCOptions, max_message_size: int
+    binding: GRPCBinding,
+    options: GRPCOptions,
+    max_message_size: int,
+    interceptors: Sequence[Any] = (),
 ) -> tuple[Any, int]:
     """A started ``grpc.aio`` server for ``binding``, and the port it listens on.
 
@@ -266,18 +274,21 @@ async def start_server(
     share a port another process listens on (``SO_REUSEPORT``), splitting the calls.
     """
     server = grpc.aio.server(
+        interceptors=interceptors,
         options=[
             ("grpc.so_reuseport", 0),
             ("grpc.max_receive_message_length", max_message_size),
             ("grpc.max_send_message_length", -1),
-        ]
+        ],
     )
     server.add_generic_rpc_handlers(tuple(binding.services()))
     address = f"{options.host}:{options.port}"
     try:
         if options.private_key is not None and options.certificate_chain is not None:
             credentials = grpc.ssl_server_credentials(
-                [(options.private_key, options.certificate_chain)]
+                [(options.private_key, options.certificate_chain)],
+                root_certificates=options.client_ca,
+                require_client_auth=options.client_ca is not None,
             )
             port = server.add_secure_port(address, credentials)
         else:

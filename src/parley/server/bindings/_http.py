@@ -17,7 +17,7 @@ from starlette.types import Receive, Scope, Send
 
 from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.server._card import request_base
-from parley.server._context import CallContext
+from parley.server._context import CallContext, Principal
 from parley.types import Event
 
 _T = TypeVar("_T")
@@ -51,6 +51,22 @@ SSE_HEADERS = [
     (b"x-accel-buffering", b"no"),
 ]
 DEFAULT_MAX_BODY_SIZE = MAX_REQUEST_SIZE
+
+
+_JSON_MEDIA_TYPES = (b"application/json", b"application/a2a+json")
+NOT_JSON = (
+    "The request body must be JSON: send it with Content-Type application/json "
+    "(or application/a2a+json)"
+)
+
+
+def declares_json(scope: Scope) -> bool:
+    """Whether the request says its body is JSON. Both HTTP bindings refuse other bodies
+    with 415: a form a browser may send cross-site (``text/plain``) never starts a task."""
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            return value.partition(b";")[0].strip().lower() in _JSON_MEDIA_TYPES
+    return False
 
 
 class BodyTooLarge(Exception):
@@ -117,6 +133,7 @@ def call_context(scope: Scope) -> CallContext:
         headers,
         user=getattr(user, "display_name", None) if user is not None else None,
         base_url=request_base(scope, headers),
+        principal=user if isinstance(user, Principal) else None,
     )
 
 

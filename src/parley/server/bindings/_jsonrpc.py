@@ -39,23 +39,29 @@ from parley.protocol import (
     A2AError,
     Dialect,
     DialectMethod,
+    InvalidParamsError,
     InvalidRequestError,
     JSONParseError,
     MethodNotFoundError,
     Operation,
+    PermissionDeniedError,
     TaskNotFoundError,
+    UnauthenticatedError,
     recognise,
 )
 from parley.protocol._dialect import encode_result
 from parley.protocol._dialects import CLAIM_HINTS
+from parley.protocol._errors import shorten
 from parley.server._context import CallContext
 from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
+    NOT_JSON,
     BodyTooLarge,
     ClientGone,
     call_context,
+    declares_json,
     read_body,
     send_body,
     send_sse_error,
@@ -110,6 +116,9 @@ class JSONRPCBinding:
                 [(b"content-type", b"application/json"), (b"allow", b"POST")],
             )
             return
+        if not declares_json(scope):
+            await send_body(send, 415, failure(None, InvalidRequestError(NOT_JSON)))
+            return
         try:
             body = await read_body(scope, receive, self.max_body_size)
         except BodyTooLarge as too_large:
@@ -139,7 +148,8 @@ class JSONRPCBinding:
         try:
             result = await method(request.params, call)
         except Exception as error:
-            await _fail(send, operation, failure(request.id, as_a2a_error(error)))
+            problem = as_a2a_error(error)
+            await _fail(send, operation, failure(request.id, problem), _status(problem))
             return
         if operation.streaming:
             request_id = request.id
@@ -172,7 +182,8 @@ class JSONRPCBinding:
                 raise _Refused(request_id, error) from None
             entry = dialect.methods.get(method)
             if entry is None:
-                raise _Refused(request_id, MethodNotFoundError(f"Method not found: {method}"))
+                missing = MethodNotFoundError(f"Method not found: {shorten(method)}")
+                raise _Refused(request_id, missing)
         except _Refused as refused:
             await _fail(send, None, failure(refused.request_id, refused.error, dialect))
             return
@@ -181,8 +192,9 @@ class JSONRPCBinding:
             checked = None if entry.check is None else await entry.check(params, self._lookup)
             result = await self._call(entry.operation, decoded, call)
         except Exception as error:
-            problem = failure(request_id, as_a2a_error(error), dialect)
-            await _fail(send, entry.operation, problem)
+            refusal = as_a2a_error(error)
+            problem = failure(request_id, refusal, dialect)
+            await _fail(send, entry.operation, problem, _status(refusal))
             return
         if entry.operation.streaming:
             await self._stream(
@@ -239,12 +251,22 @@ def _query_version(scope: Scope) -> str | None:
     return values[0] if values else None
 
 
-async def _fail(send: Send, operation: Operation | None, error_response: bytes) -> None:
+async def _fail(
+    send: Send, operation: Operation | None, error_response: bytes, status: int = 200
+) -> None:
     """Answer with a JSON-RPC error: one SSE event for a streaming method, else JSON."""
-    if operation is not None and operation.streaming:
+    if operation is not None and operation.streaming and status == 200:
         await send_sse_error(send, error_response)
     else:
-        await send_body(send, 200, error_response)
+        await send_body(send, status, error_response)
+
+
+def _status(error: A2AError) -> int:
+    """JSON-RPC errors travel in HTTP 200, but refused credentials are refused at the
+    HTTP level too (spec 4.4, 7.10): 401 or 403, as from the authentication layer."""
+    if isinstance(error, UnauthenticatedError | PermissionDeniedError):
+        return error.http_status
+    return 200
 
 
 class _Refused(Exception):
@@ -262,6 +284,8 @@ def parse(body: bytes) -> tuple[Any, str, Any]:
         raw = json.loads(body)
     except ValueError as error:
         raise _Refused(None, JSONParseError.from_decode(error)) from None
+    except RecursionError:
+        raise _Refused(None, InvalidParamsError.too_deep()) from None
     if not isinstance(raw, dict):
         raise _Refused(None, InvalidRequestError("A JSON-RPC request must be a JSON object"))
     request_id = raw.get("id", _NO_ID)

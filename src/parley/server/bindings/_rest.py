@@ -39,6 +39,7 @@ from parley.protocol import (
     VersionNotSupportedError,
     requested_version,
 )
+from parley.protocol._errors import shorten
 from parley.protocol._versions import V1_0
 from parley.protocol.protobuf import PROTO_OPERATIONS, from_json, pb
 from parley.protocol.protobuf import to_json as proto_json
@@ -47,9 +48,11 @@ from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
+    NOT_JSON,
     BodyTooLarge,
     ClientGone,
     call_context,
+    declares_json,
     read_body,
     route_table,
     send_body,
@@ -106,12 +109,13 @@ class RESTBinding:
             operation = methods.get(scope["method"])
             if operation is None:
                 allow = ", ".join(sorted(methods)).encode()
-                problem = InvalidRequestError(f"{path} takes {allow.decode()}")
+                problem = InvalidRequestError(f"{shorten(path)} takes {allow.decode()}")
                 await send_body(send, 405, problem.body(), _headers((b"allow", allow)))
                 return
             await self._serve(operation, match.groupdict(), scope, receive, send)
             return
-        await _fail(send, MethodNotFoundError(f"No A2A operation at {scope['method']} {path}"), 404)
+        where = shorten(f"{scope['method']} {path}")
+        await _fail(send, MethodNotFoundError(f"No A2A operation at {where}"), 404)
 
     async def _serve(
         self,
@@ -127,6 +131,9 @@ class RESTBinding:
             await _fail(send, InvalidRequestError(str(too_large)), 413)
             return
         except ClientGone:
+            return
+        if body.strip() and not declares_json(scope):
+            await _fail(send, InvalidRequestError(NOT_JSON), 415)
             return
         try:
             params = decode_params(operation, path_params, scope, body)
@@ -186,6 +193,8 @@ def _parse_body(body: bytes, message_class: Any) -> Any:
             json.loads(body)
         except ValueError as error:
             raise JSONParseError.from_decode(error) from None
+        except RecursionError:
+            raise InvalidParamsError.too_deep() from None
         raise
 
 

@@ -1,0 +1,64 @@
+"""The ASGI authentication layer in front of the JSON-RPC and HTTP+JSON bindings.
+
+It runs the ``Authenticator`` before any binding code: a refused call is answered here
+(401 with ``WWW-Authenticate``, or 403) in the body format of the binding it was meant
+for; an accepted one goes on with its ``Principal`` as ``scope["user"]`` (where
+Starlette's ``request.user`` finds it too), which ``call_context`` puts in the
+``CallContext``. The client certificate is read from the ASGI TLS extension
+(``scope["extensions"]["tls"]["client_cert_chain"]``); see ``TLSHTTPProtocol``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from parley.protocol import A2AError, PermissionDeniedError, UnauthenticatedError
+from parley.server._auth import Authenticator, Credentials
+from parley.server.bindings._http import send_body
+
+
+def http_credentials(scope: Scope) -> Credentials:
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+    tls = scope.get("extensions", {}).get("tls") or {}
+    chain = tls.get("client_cert_chain") or ()
+    certificate = chain[0].encode() if chain and isinstance(chain[0], str) else None
+    return Credentials(
+        headers, scope.get("query_string", b"").decode("latin-1"), client_certificate=certificate
+    )
+
+
+class AuthenticationLayer:
+    """Authenticates every request before handing it to ``app``; ``encode_error`` writes
+    a refusal in the body format of ``app``'s binding."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        authenticator: Authenticator,
+        encode_error: Callable[[A2AError], bytes],
+    ) -> None:
+        self.app = app
+        self.authenticator = authenticator
+        self.encode_error = encode_error
+        self.challenge = authenticator.www_authenticate.encode("latin-1")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            principal = await self.authenticator.authenticate(http_credentials(scope))
+        except UnauthenticatedError as error:
+            await self._refuse(send, error, self.challenge)
+            return
+        except PermissionDeniedError as error:
+            await self._refuse(send, error, b'Bearer realm="a2a", error="insufficient_scope"')
+            return
+        except A2AError as error:  # the keys to check a token could not be fetched
+            await send_body(send, error.http_status, self.encode_error(error))
+            return
+        scope["user"] = principal
+        await self.app(scope, receive, send)
+
+    async def _refuse(self, send: Send, error: A2AError, challenge: bytes) -> None:
+        headers = [(b"content-type", b"application/json"), (b"www-authenticate", challenge)]
+        await send_body(send, error.http_status, self.encode_error(error), headers)
