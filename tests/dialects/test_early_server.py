@@ -87,11 +87,15 @@ async def test_agent_get_card(http: httpx.AsyncClient, served: tuple[str, SeedAg
 
 async def test_card_authentication_names_the_schemes() -> None:
     """Authentication and Security: `"authentication": {"schemes": ["bearer"]}`."""
-    from parley.server import create_app
+    from parley.server import TokenVerifier, create_app
 
-    app = create_app(SeedAgent(), secured_card())
+    async def token(value: str) -> str | None:
+        return "caller" if value == "t0k" else None
+
+    app = create_app(SeedAgent(), secured_card(), security={"token": TokenVerifier(token)})
     with running(app) as url:
-        async with httpx.AsyncClient(base_url=url) as http:
+        bearer = {"Authorization": "Bearer t0k"}  # the JSON-RPC endpoint is authenticated
+        async with httpx.AsyncClient(base_url=url, headers=bearer) as http:
             card = (await call(http, request("agent/getCard", {}, 1)))["result"]
             well_known = (await http.get("/.well-known/agent.json")).json()
     assert card["authentication"] == {"schemes": ["bearer"]}
