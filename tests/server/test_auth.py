@@ -231,7 +231,11 @@ def secured(request: pytest.FixtureRequest, idp: IdentityProvider) -> Iterator[A
     agent_card = _secured_card(scheme, idp)
 
     async def extended(call: Any) -> AgentCard:  # depends on who asks (spec 5.5)
-        return agent_card.model_copy(update={"description": f"for {call.principal.name}"})
+        # a gRPC call has no base URL to complete an empty url with
+        url = call.base_url or "http://agent.example/"
+        return agent_card.model_copy(
+            update={"description": f"for {call.principal.name}", "url": url}
+        )
 
     app = create_app(
         whoami,

@@ -14,7 +14,6 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from parley.protocol import A2AError
 from parley.protocol.early import authentication_of
 from parley.server import _gc
 from parley.server._agent import AgentExecutor
@@ -36,7 +35,7 @@ from parley.server._retention import DEFAULT_RETENTION, Retention
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
 from parley.server.bindings._http_auth import AuthenticationLayer
-from parley.server.bindings._jsonrpc import failure
+from parley.server.bindings._jsonrpc import refusal
 from parley.server.push._configs import PushSettings
 from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
@@ -171,11 +170,9 @@ class A2AApp:
         self._jsonrpc: Any = self.jsonrpc
         self._rest: Any = self.rest
         if self.authenticator is not None:
-            self._jsonrpc = AuthenticationLayer(
-                self.jsonrpc, self.authenticator, lambda error: failure(None, error)
-            )
+            self._jsonrpc = AuthenticationLayer(self.jsonrpc, self.authenticator, refusal)
             if self.rest is not None:
-                self._rest = AuthenticationLayer(self.rest, self.authenticator, A2AError.body)
+                self._rest = AuthenticationLayer(self.rest, self.authenticator, self.rest.refusal)
         self.router = Starlette(
             routes=[
                 Route(AGENT_CARD_PATH, self._card, methods=["GET"]),

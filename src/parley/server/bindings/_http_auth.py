@@ -31,13 +31,14 @@ def http_credentials(scope: Scope) -> Credentials:
 
 class AuthenticationLayer:
     """Authenticates every request before handing it to ``app``; ``encode_error`` writes
-    a refusal in the body format of ``app``'s binding."""
+    a refusal in the body format of ``app``'s binding (and of the protocol version the
+    request asks for)."""
 
     def __init__(
         self,
         app: ASGIApp,
         authenticator: Authenticator,
-        encode_error: Callable[[A2AError], bytes],
+        encode_error: Callable[[A2AError, Scope], bytes],
     ) -> None:
         self.app = app
         self.authenticator = authenticator
@@ -48,17 +49,18 @@ class AuthenticationLayer:
         try:
             principal = await self.authenticator.authenticate(http_credentials(scope))
         except UnauthenticatedError as error:
-            await self._refuse(send, error, self.challenge)
+            await self._refuse(send, error, self.challenge, scope)
             return
         except PermissionDeniedError as error:
-            await self._refuse(send, error, b'Bearer realm="a2a", error="insufficient_scope"')
+            challenge = b'Bearer realm="a2a", error="insufficient_scope"'
+            await self._refuse(send, error, challenge, scope)
             return
         except A2AError as error:  # the keys to check a token could not be fetched
-            await send_body(send, error.http_status, self.encode_error(error))
+            await send_body(send, error.http_status, self.encode_error(error, scope))
             return
         scope["user"] = principal
         await self.app(scope, receive, send)
 
-    async def _refuse(self, send: Send, error: A2AError, challenge: bytes) -> None:
+    async def _refuse(self, send: Send, error: A2AError, challenge: bytes, scope: Scope) -> None:
         headers = [(b"content-type", b"application/json"), (b"www-authenticate", challenge)]
-        await send_body(send, error.http_status, self.encode_error(error), headers)
+        await send_body(send, error.http_status, self.encode_error(error, scope), headers)

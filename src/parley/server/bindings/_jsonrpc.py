@@ -47,6 +47,7 @@ from parley.protocol import (
     PermissionDeniedError,
     TaskNotFoundError,
     UnauthenticatedError,
+    dialect_for_version,
     recognise,
 )
 from parley.protocol._dialect import encode_result
@@ -66,6 +67,7 @@ from parley.server.bindings._http import (
     send_body,
     send_sse_error,
     stream_sse,
+    version_asked,
 )
 from parley.types import A2ARequest, AgentCard, Event, Task, TaskQueryParams
 
@@ -241,6 +243,17 @@ class JSONRPCBinding:
             return failure(request_id, as_a2a_error(problem), dialect)
 
         await stream_sse(receive, send, events, encode, encode_error)
+
+
+def refusal(error: A2AError, scope: Scope) -> bytes:
+    """A refusal before the body is read (authentication), in the JSON-RPC error codes of
+    the version the request asks for."""
+    version = version_asked(scope)
+    try:
+        dialect = dialect_for_version(version) if version else V0_3
+    except A2AError:
+        dialect = V0_3
+    return failure(None, error, dialect)
 
 
 def _query_version(scope: Scope) -> str | None:

@@ -44,6 +44,7 @@ from parley.protocol._versions import V1_0
 from parley.protocol.protobuf import PROTO_OPERATIONS, from_json, pb
 from parley.protocol.protobuf import to_json as proto_json
 from parley.protocol.protobuf._core import config_name, task_name
+from parley.protocol.v1 import rest_error_body
 from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
@@ -91,6 +92,18 @@ class RESTBinding:
             return False
         rest = path[len(self.prefix) :]
         return rest.startswith("/v1/") or v1_route(rest) is not None
+
+    def refusal(self, error: A2AError, scope: Scope) -> bytes:
+        """A refusal before the request is read (authentication), in the error body of
+        the version the request is for."""
+        path = scope["path"][len(self.prefix) :]
+        try:
+            version = requested_version(version_asked(scope))
+        except VersionNotSupportedError:
+            version = None
+        if version == V1_0 or (version is None and not path.startswith("/v1/")):
+            return rest_error_body(error)
+        return error.body()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"][len(self.prefix) :]
