@@ -124,3 +124,30 @@ def test_errors_are_one_line_with_exit_codes(agent_url: str, tmp_path: Path) -> 
         assert text in result.stderr
         assert "Traceback" not in result.stderr
         assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_the_version_and_binding_used_are_shown(agent_url: str) -> None:
+    """v1.0.1 §3.6.3: the newest version both speak by default, or the one asked for; the
+    command says which version and binding it used."""
+    newest = parley("send", agent_url, "tell me a joke")
+    assert newest.returncode == 0, newest.stderr
+    assert "speaking A2A 1.0 over JSONRPC" in newest.stderr
+    forced = parley("send", agent_url, "tell me a joke", "--protocol", "0.3")
+    assert forced.returncode == 0, forced.stderr
+    assert JOKE in forced.stdout
+    assert "speaking A2A 0.3 over JSONRPC" in forced.stderr
+    unknown = parley("send", agent_url, "hi", "--protocol", "0.5")
+    assert unknown.returncode == 2
+    assert "--protocol must be one of 1.0, 0.3, 2025-early" in unknown.stderr
+
+
+def test_a_card_error_keeps_the_whole_url(tmp_path: Path) -> None:
+    """The error line of a bad card names where it came from, URL and all (it used to be
+    cut at the first colon: 'error: the card at http:')."""
+    path = tmp_path / "card.json"
+    path.write_text('{"name": "x"}')
+    result = parley("card", str(path))
+    assert result.returncode == 4
+    first = result.stderr.strip().splitlines()[0]
+    assert str(path) in first
+    assert first.endswith("is not a valid agent card:")

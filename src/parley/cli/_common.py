@@ -67,7 +67,8 @@ ProtocolOption = Annotated[
     str | None,
     typer.Option(
         "--protocol",
-        help="Speak this protocol: 0.3, or 2025-early (the earlier JSON-RPC dialect).",
+        help="Speak this protocol: 1.0 or 0.3 (default: the newest the agent offers), or "
+        "2025-early (the earlier JSON-RPC dialect).",
     ),
 ]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON for machines.")]
@@ -137,6 +138,16 @@ class Connection:
                 hint = _HOW_TO_SERVE[self.transport.lower()]  # no interface of that kind
                 raise ClientError(f"{error.message}. {hint}") from None
             yield client
+            # after the answer, so that an error stays one line
+            err.print(f"[dim]{speaking(client)}[/]", soft_wrap=True)
+
+
+def speaking(client: Client) -> str:
+    """Which protocol version and binding the client speaks, at which URL."""
+    interface = getattr(client.transport, "interface", None)
+    if interface is None:  # one fixed transport (the 2025-early dialect)
+        return "speaking the 2025-early JSON-RPC dialect"
+    return f"speaking A2A {interface.protocol} over {interface.transport} at {interface.url}"
 
 
 _HOW_TO_SERVE = {
@@ -202,7 +213,9 @@ def describe(error: A2AError) -> tuple[ExitCode, str]:
     if isinstance(error, AgentUnreachableError | ClientTimeoutError):
         return ExitCode.unreachable, error.message
     if isinstance(error, CardError):
-        lines = [error.message.partition(":")[0] + ":", *(f"  - {p}" for p in error.problems)]
+        # the summary is the message without the problems it lists (a URL in it has colons)
+        summary = error.message.removesuffix("; ".join(error.problems[:5])).rstrip()
+        lines = [summary, *(f"  - {p}" for p in error.problems)]
         return ExitCode.not_an_agent, "\n".join(lines) if error.problems else error.message
     if isinstance(error, NotAnAgentError | InvalidAgentResponseError):
         return ExitCode.not_an_agent, f"not an A2A agent? {error.message}"
