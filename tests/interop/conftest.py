@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.interop.sdk import sdk_python
+from tests.interop.sdk import sdk1_python, sdk_python
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -22,3 +22,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def sdk() -> Path:
     """The python of the venv holding the pinned official a2a-sdk."""
     return sdk_python()
+
+
+@pytest.fixture(scope="session")
+def sdk1() -> Path:
+    """The python of the venv holding the pinned a2a-sdk 1.3 (A2A 1.0)."""
+    return sdk1_python()

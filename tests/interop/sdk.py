@@ -27,12 +27,21 @@ SDK_VERSION = "0.3.26"
 REQUIREMENTS = (f"a2a-sdk[http-server,grpc]=={SDK_VERSION}", "uvicorn[standard]>=0.30")
 ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".interop" / "venv"
+SDK1_VERSION = "1.3.0"
+"""The a2a-sdk that speaks A2A 1.0 first (and 0.3 as a compatibility layer)."""
+SDK1_REQUIREMENTS = (f"a2a-sdk[http-server,grpc]=={SDK1_VERSION}", "uvicorn[standard]>=0.30")
+VENV1 = ROOT / ".interop" / "venv-1"
 PEERS = Path(__file__).resolve().parent / "peers"
 
 
 def sdk_python() -> Path:
     """The python of the interop venv, created (or rebuilt for a new pin) when needed."""
     return venv_python(VENV, REQUIREMENTS)
+
+
+def sdk1_python() -> Path:
+    """The python of the venv holding a2a-sdk 1.3 (A2A 1.0)."""
+    return venv_python(VENV1, SDK1_REQUIREMENTS)
 
 
 def venv_python(venv: Path, requirements: tuple[str, ...]) -> Path:

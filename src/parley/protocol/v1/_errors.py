@@ -46,13 +46,20 @@ def jsonrpc_error(error: A2AError) -> dict[str, Any]:
     return {"code": error.code, "message": error.message, "data": [error_info(error)]}
 
 
+def grpc_details(error: A2AError) -> str:
+    """The details string of a gRPC error: ``"<ErrorClass>: <message>"``, as the official
+    SDK writes it (and reads it back when there is nothing richer)."""
+    return f"{type(error).__name__}: {error.message}"
+
+
 def status_details(error: A2AError, grpc_status: str | None = None) -> bytes:
-    """The binary ``google.rpc.Status`` of ``grpc-status-details-bin``; its code must be
-    the call's (``grpc_status``, v1.0's by default), as clients check that they agree."""
+    """The binary ``google.rpc.Status`` of ``grpc-status-details-bin``; its code and
+    message must be the call's (``grpc_status``, v1.0's by default; ``grpc_details``), as
+    clients (grpcio-status's ``from_call``) refuse a Status that disagrees with them."""
     detail = any_pb2.Any()
     detail.Pack(error_details_pb2.ErrorInfo(reason=error.reason, domain=DOMAIN))
     code = code_pb2.Code.Value(grpc_status or error.v1_grpc_status)
-    status = status_pb2.Status(code=code, message=error.message, details=[detail])
+    status = status_pb2.Status(code=code, message=grpc_details(error), details=[detail])
     data: bytes = status.SerializeToString()
     return data
 
@@ -66,7 +73,9 @@ def error_from_status_details(data: bytes) -> A2AError | None:
     for detail in status.details:
         info = error_details_pb2.ErrorInfo()
         if detail.Is(info.DESCRIPTOR) and detail.Unpack(info) and info.domain == DOMAIN:
-            return A2AError.from_reason(info.reason, status.message or None)
+            name, colon, rest = status.message.partition(": ")
+            message = rest if colon and name.endswith("Error") else status.message
+            return A2AError.from_reason(info.reason, message or None)
     return None
 
 

@@ -53,6 +53,7 @@ from parley.protocol.v1 import (
     V1Operation,
     decode_request,
     encode_result,
+    grpc_details,
     status_details,
     to_proto,
 )
@@ -244,7 +245,7 @@ async def abort(context: Any, error: A2AError, status: str, *trailers: tuple[str
     ``trailers`` beside the error's own."""
     await context.abort(
         getattr(grpc.StatusCode, status),
-        f"{type(error).__name__}: {error.message}",
+        grpc_details(error),
         trailing_metadata=(*error_metadata(error, status), *trailers),
     )
     raise AssertionError("grpc.aio context.abort returned")  # pragma: no cover
