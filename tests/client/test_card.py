@@ -12,6 +12,7 @@ import pytest
 from parley.client import (
     BearerAuth,
     CardError,
+    ClientError,
     NotAnAgentError,
     candidate_interfaces,
     card_warnings,
@@ -19,6 +20,7 @@ from parley.client import (
     fetch_card,
     text_of,
 )
+from parley.client._card import parse_card
 from parley.client._selection import FallbackTransport
 from parley.demo import create_demo_app, demo
 from parley.server import create_app
@@ -140,3 +142,36 @@ async def test_no_usable_interface() -> None:
     """Spec 5.6.3: a card with no transport the client speaks is refused up front."""
     with pytest.raises(Exception, match="offers JSONRPC"):
         await connect(card(url="http://x/"), transports=["GRPC-ONLY"])
+
+
+def _v1_card(version: str) -> dict[str, object]:
+    return {
+        "name": "later agent",
+        "description": "speaks a later A2A",
+        "version": "1",
+        "supportedInterfaces": [
+            {"url": "http://x/", "protocolBinding": "JSONRPC", "protocolVersion": version}
+        ],
+        "capabilities": {"extendedAgentCard": True},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": [],
+    }
+
+
+def test_a_v1_card_without_url_is_read() -> None:
+    """v1.0.1 §4.4.1: a card with only ``supportedInterfaces`` (no ``url``) is accepted."""
+    card = parse_card(_v1_card("1.0"))
+    assert card.url == "http://x/"
+    assert card.supports_authenticated_extended_card
+    chosen = candidate_interfaces(card)
+    assert [(c.url, c.transport, c.protocol) for c in chosen] == [("http://x/", "JSONRPC", "1.0")]
+
+
+async def test_an_agent_of_an_unknown_version_is_refused_plainly() -> None:
+    """v1.0.1 §3.6.3: an agent that speaks only a version parley does not is named so."""
+    card = parse_card(_v1_card("2.0"))
+    with pytest.raises(ClientError, match=r"the agent speaks only A2A 2\.0; this client speaks"):
+        await connect(card)
+    with pytest.raises(ClientError, match=r"speaks only A2A 1\.0; this client speaks 0\.3"):
+        await connect(parse_card(_v1_card("1.0")), protocol="0.3")

@@ -1,3 +1,4 @@
+# mypy: ignore-errors
 """a2a-sdk 1.3's client with its default settings (A2A 1.0 first) against a parley server:
 each scenario prints one JSON line ``{"scenario": ..., ...}``. Run with the SDK's venv.
 

@@ -1,0 +1,133 @@
+# mypy: ignore-errors
+"""An agent written with a2a-sdk 1.3 in its documented style, serving A2A 1.0 only (its
+default: no v0.3 compatibility) on JSON-RPC, HTTP+JSON and gRPC, for the interop suite.
+It understands the same first words as parley's interop agent (``tests/interop/agents.py``).
+
+    python sdk1_server.py --port N --grpc-port M
+
+The card (at ``/.well-known/agent-card.json``) is in v1.0's shape: no ``url``, only
+``supportedInterfaces``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+
+import grpc
+import uvicorn
+from a2a.helpers.proto_helpers import new_task_from_user_message, new_text_message
+from a2a.server.agent_execution import AgentExecutor, RequestContext
+from a2a.server.events import EventQueue
+from a2a.server.request_handlers import DefaultRequestHandlerV2, GrpcHandler
+from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
+from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.types import a2a_pb2_grpc
+from a2a.types.a2a_pb2 import (
+    AgentCapabilities,
+    AgentCard,
+    AgentInterface,
+    AgentSkill,
+    Part,
+    Role,
+    TaskState,
+)
+from starlette.applications import Starlette
+
+
+class InteropAgentExecutor(AgentExecutor):
+    async def execute(self, context: RequestContext, event_queue: EventQueue) -> None:
+        text = context.get_user_input().strip()
+        word, _, rest = text.partition(" ")
+        task = context.current_task
+        if word == "message" and task is None:
+            reply = new_text_message(rest, context_id=context.context_id, role=Role.ROLE_AGENT)
+            await event_queue.enqueue_event(reply)
+            return
+        if task is None:
+            task = new_task_from_user_message(context.message)
+            await event_queue.enqueue_event(task)
+        updater = TaskUpdater(event_queue, task.id, task.context_id)
+        if task.status.state == TaskState.TASK_STATE_INPUT_REQUIRED:
+            await updater.add_artifact([Part(text=f"thanks for: {text}")], name="response")
+            await updater.complete()
+        elif word == "stream":
+            await updater.start_work()
+            artifact_id = f"{task.id}-response"
+            for index in range(int(rest or "3")):
+                await updater.add_artifact(
+                    [Part(text=f"chunk {index};")],
+                    artifact_id=artifact_id,
+                    name="response" if index == 0 else None,
+                    append=None if index == 0 else True,
+                )
+            await updater.complete()
+        elif word == "wait":
+            await updater.start_work(updater.new_agent_message([Part(text="waiting")]))
+            await asyncio.sleep(60)
+        elif word == "ask":
+            await updater.requires_input(updater.new_agent_message([Part(text="What else?")]))
+        else:
+            await updater.add_artifact([Part(text=f"echo: {text}")], name="response")
+            await updater.complete()
+
+    async def cancel(self, context: RequestContext, event_queue: EventQueue) -> None:
+        updater = TaskUpdater(event_queue, context.task_id, context.context_id)
+        await updater.cancel()
+
+
+def card(base: str, grpc_port: int) -> AgentCard:
+    return AgentCard(
+        name="a2a-sdk 1.3 interop agent",
+        description="a2a-sdk 1.3's side of the interop suite (A2A 1.0 only).",
+        version="1.0.0",
+        supported_interfaces=[
+            AgentInterface(url=f"{base}/", protocol_binding="JSONRPC", protocol_version="1.0"),
+            AgentInterface(url=base, protocol_binding="HTTP+JSON", protocol_version="1.0"),
+            AgentInterface(
+                url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"
+            ),
+        ],
+        capabilities=AgentCapabilities(streaming=True, extended_agent_card=True),
+        default_input_modes=["text/plain"],
+        default_output_modes=["text/plain"],
+        skills=[AgentSkill(id="echo", name="Echo", description="Echoes text.", tags=["echo"])],
+    )
+
+
+async def serve(port: int, grpc_port: int) -> None:
+    base = f"http://127.0.0.1:{port}"
+    public = card(base, grpc_port)
+    extended = AgentCard()
+    extended.CopyFrom(public)
+    extended.name = "a2a-sdk 1.3 interop agent (extended)"
+    handler = DefaultRequestHandlerV2(
+        InteropAgentExecutor(), InMemoryTaskStore(), public, extended_agent_card=extended
+    )
+    routes = [
+        *create_agent_card_routes(public),
+        *create_jsonrpc_routes(handler, "/"),
+        *create_rest_routes(handler),
+    ]
+    server = grpc.aio.server()
+    a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
+    server.add_insecure_port(f"127.0.0.1:{grpc_port}")
+    await server.start()
+    config = uvicorn.Config(
+        Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning"
+    )
+    try:
+        await uvicorn.Server(config).serve()
+    finally:
+        await server.stop(0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--grpc-port", type=int, required=True)
+    options = parser.parse_args()
+    asyncio.run(serve(options.port, options.grpc_port))
+
+
+main()
