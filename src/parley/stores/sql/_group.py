@@ -25,13 +25,18 @@ from parley.stores.sql._writer import Statement
 
 def _touch(dialect: Any) -> Any:
     upsert = dialect.insert(tasks).values(
-        id=bindparam("id"), state=bindparam("state"), touched=bindparam("touched")
+        id=bindparam("id"),
+        state=bindparam("state"),
+        context_id=bindparam("context_id"),
+        touched=bindparam("touched"),
     )
     return upsert.on_conflict_do_update(
         index_elements=[tasks.c.id],
         set_={
             "touched": upsert.excluded.touched,
             "state": func.coalesce(upsert.excluded.state, tasks.c.state),
+            # a task's context is known from its first event, before any snapshot (ListTasks)
+            "context_id": func.coalesce(tasks.c.context_id, upsert.excluded.context_id),
         },
     )
 
@@ -71,6 +76,15 @@ for _statement in (INSERT_EVENT, PG_INSERT_EVENT):  # AppendWrite builds event r
         raise RuntimeError(f"unexpected parameter order {_statement.names}")
 
 
+def context_of(logged: Sequence[StoredEvent]) -> str | None:
+    """The context of the events (a task and its events share one)."""
+    for stored in logged:
+        context_id = getattr(stored.event, "context_id", None)
+        if context_id:
+            return str(context_id)
+    return None
+
+
 class AppendWrite:
     """One task's events, ready to write: serialized on the caller's side, so the
     writer's thread only runs statements."""
@@ -88,7 +102,12 @@ class AppendWrite:
         self.task_id = task_id
         self.logged = logged
         self.events = [(task_id, s.sequence, s.event.to_json().decode()) for s in logged]
-        self.touch = {"id": task_id, "state": state, "touched": touched}
+        self.touch = {
+            "id": task_id,
+            "state": state,
+            "context_id": context_of(logged),
+            "touched": touched,
+        }
         self.lease = lease
 
     def __call__(self, connection: sqlite3.Connection) -> None:

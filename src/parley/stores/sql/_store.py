@@ -29,7 +29,7 @@ from parley.stores._protocols import (
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores._replay import replay
 from parley.stores.sql._base import insert
-from parley.stores.sql._group import AppendWrite, SaveWrite
+from parley.stores.sql._group import AppendWrite, SaveWrite, context_of
 from parley.stores.sql._schema import events, leases, outbox, push_configs, sent_messages, tasks
 from parley.stores.sql._side import SQLSide, fenced
 from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
@@ -44,15 +44,6 @@ def _upsert_task(
     """INSERT the task row, or UPDATE the columns ``changed(excluded)`` names."""
     upsert = insert(connection, tasks).values(values)
     return upsert.on_conflict_do_update(index_elements=[tasks.c.id], set_=changed(upsert.excluded))
-
-
-def _context_of(logged: Sequence[StoredEvent]) -> str | None:
-    """The context of the events (a task and its events share one)."""
-    for stored in logged:
-        context_id = getattr(stored.event, "context_id", None)
-        if context_id:
-            return str(context_id)
-    return None
 
 
 def _state_of(logged: Sequence[StoredEvent]) -> str | None:
@@ -291,7 +282,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
         values = {
             "id": task_id,
             "state": _state_of(logged),
-            "context_id": _context_of(logged),
+            "context_id": context_of(logged),
             "touched": time.time(),
         }
         await connection.execute(
