@@ -31,7 +31,7 @@ _ids = itertools.count(100)
 class SeedAgent:
     """Answers as the dialect's examples show: a ``working`` status with a message, one
     artifact, ``completed``. ``wait`` works until canceled; ``ask`` asks for input, and
-    the answer completes the task; ``modes`` answers with the accepted output modes."""
+    the answer completes the task; ``draft`` makes an artifact before it asks."""
 
     def __init__(self) -> None:
         self.accepted: list[list[str] | None] = []
@@ -46,6 +46,10 @@ class SeedAgent:
             await asyncio.Event().wait()
         if text == "ask" and context.task is None:
             await updater.requires_input("Which city?")
+            return
+        if text == "draft" and context.task is None:
+            await updater.add_artifact("A first draft", name="draft")
+            await updater.requires_input("Is the draft right?")
             return
         await updater.start_work("Working on it")
         await updater.add_artifact(f"You said: {text}", name="answer")

@@ -10,6 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from parley.client import TaskTracker, connect
+from parley.types import Task, TaskState
 from tests.dialects.early import (
     SeedAgent,
     call,
@@ -385,3 +387,50 @@ async def test_a_task_created_in_one_dialect_reads_in_the_other(http: httpx.Asyn
     assert task["kind"] == "task"
     assert task["contextId"] == "session-1"
     assert task["artifacts"][0]["parts"] == [{"kind": "text", "text": "You said: both"}]
+
+
+async def test_a_continued_stream_numbers_new_artifacts_after_the_old(
+    http: httpx.AsyncClient,
+) -> None:
+    """An artifact's index is its place among the task's artifacts: the second turn's
+    artifact is index 1, and the stream of that turn says so."""
+    first = await call(http, request("tasks/send", send_params("task-draft", "draft")))
+    assert [a["index"] for a in first["result"]["artifacts"]] == [0]
+    events = await stream(
+        http, request("tasks/sendSubscribe", send_params("task-draft", "yes, go on"))
+    )
+    results = [without_timestamps(event["result"]) for event in events]
+    assert results[0] == {
+        "id": "task-draft",
+        "status": {"state": "working", "message": text_message("Working on it", "agent")},
+        "final": False,
+    }
+    [artifact] = [result["artifact"] for result in results if "artifact" in result]
+    assert artifact["index"] == 1
+    assert artifact["name"] == "answer"
+    task = await call(http, request("tasks/get", {"id": "task-draft", "sessionId": "session-1"}))
+    assert [(a["index"], a["name"]) for a in task["result"]["artifacts"]] == [
+        (0, "draft"),
+        (1, "answer"),
+    ]
+
+
+async def test_parleys_client_streams_a_second_turn_without_a_made_up_task(
+    served: tuple[str, SeedAgent],
+) -> None:
+    """A v0.3 stream that continues a task opens with its first update, not a Task; the
+    client's stream in this dialect does the same, so a tracker keeps the first turn's
+    artifacts."""
+    tracker = TaskTracker()
+    async with connect(served[0], protocol="2025-early") as client:
+        async for _ in tracker.follow(client.stream_message("draft")):
+            pass
+        assert tracker.task is not None
+        task_id = tracker.task.id
+        second = [
+            event async for event in tracker.follow(client.stream_message("fine", task_id=task_id))
+        ]
+    assert not isinstance(second[0], Task)
+    assert tracker.task is not None
+    assert [a.name for a in tracker.task.artifacts or ()] == ["draft", "answer"]
+    assert tracker.state == TaskState.completed

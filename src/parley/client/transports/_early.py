@@ -9,7 +9,8 @@ message's id (so a retried message names the same task); ``sessionId`` is the
 uses (``parley.protocol.early``). Every request that names a task carries ``sessionId``
 (``null`` when the session is not known), so that an agent serving both this dialect and
 v0.3 on one endpoint answers in this one. A stream of this dialect has no ``Task`` event:
-its first status event becomes the core ``Task`` a v0.3 stream starts with.
+the first status event of a stream that starts a task (or resubscribes) becomes the core
+``Task`` a v0.3 stream starts with.
 """
 
 from __future__ import annotations
@@ -135,7 +136,10 @@ class EarlyDialect:
         self, operation: Operation, params: core.A2AModel | None
     ) -> Callable[[Any], list[Any]]:
         task_id = _task_of(params)
-        started = False
+        # A v0.3 stream opens with the Task when it starts one (or resubscribes), not
+        # when it continues one: so does this one.
+        continued = isinstance(params, core.MessageSendParams) and bool(params.message.task_id)
+        started = continued
 
         def decode(result: Any) -> list[Any]:
             nonlocal started
