@@ -15,6 +15,7 @@ from parley.client import (
     text_of,
     user_message,
 )
+from parley.demo import ASK_DETAILS, create_demo_app
 from parley.protocol import (
     PushNotificationNotSupportedError,
     TaskNotFoundError,
@@ -217,3 +218,18 @@ async def test_a_retried_message_names_the_same_task(seed: tuple[str, SeedServer
     assert isinstance(again, Task)
     assert first.id == again.id
     assert [body["params"]["id"] for body in server.seen[-2:]] == [first.id, first.id]
+
+
+def test_chat_books_a_flight_in_the_dialect() -> None:
+    """`parley chat --protocol 2025-early` with the demo agent: the flight booking's turns
+    go to one task through tasks/sendSubscribe, as with v0.3."""
+    lines = ["book a flight", "from Berlin to Helsinki on 2025-06-01", "yes"]
+    with running(create_demo_app()) as url:
+        result = parley("chat", url, "--protocol", "2025-early", stdin="\n".join(lines) + "\n")
+    assert result.returncode == 0, result.stderr
+    assert ASK_DETAILS in result.stdout
+    assert result.stdout.count("the agent waits for your answer") == 2
+    assert "│ to           │ Helsinki" in result.stdout
+    task_lines = [line for line in result.stdout.splitlines() if line.startswith("task ")]
+    assert len({line.split()[1] for line in task_lines}) == 1
+    assert task_lines[-1].split()[-1] == "completed"
