@@ -11,7 +11,8 @@ import httpx
 import pytest
 
 from parley.client import TaskTracker, connect
-from parley.types import Task, TaskState
+from parley.server import create_app
+from parley.types import AgentCardSignature, Task, TaskState
 from tests.dialects.early import (
     SeedAgent,
     call,
@@ -19,6 +20,7 @@ from tests.dialects.early import (
     request,
     secured_card,
     seed_app,
+    seed_card,
     send_params,
     stream,
     text_message,
@@ -434,3 +436,16 @@ async def test_parleys_client_streams_a_second_turn_without_a_made_up_task(
     assert tracker.task is not None
     assert [a.name for a in tracker.task.artifacts or ()] == ["draft", "answer"]
     assert tracker.state == TaskState.completed
+
+
+async def test_a_signed_card_is_served_as_signed_at_agent_json() -> None:
+    """A member added to a signed card would break its signature (v0.3 5.5.6): the
+    well-known agent.json serves it exactly as agent-card.json does."""
+    signature = AgentCardSignature(protected="eyJhbGciOiJFUzI1NiJ9", signature="c2ln")
+    signed = seed_card().model_copy(update={"signatures": [signature]})
+    with running(create_app(SeedAgent(), signed)) as url:
+        async with httpx.AsyncClient(base_url=url) as http:
+            old = (await http.get("/.well-known/agent.json")).content
+            current = (await http.get("/.well-known/agent-card.json")).content
+    assert old == current
+    assert b"authentication" not in old

@@ -256,7 +256,7 @@ class A2AApp:
         # when it does not know it (docs/dialect-2025-early.md). A signed card is left
         # as signed.
         rendered = self.card.render(request.scope)
-        if self.card.card.signatures is None and rendered.endswith(b"}"):
+        if b'"signatures"' not in rendered and rendered.endswith(b"}"):  # signed: as signed
             rendered = rendered[:-1] + self._old_card_tail
         return Response(rendered, media_type="application/json")
 
