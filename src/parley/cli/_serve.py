@@ -84,8 +84,11 @@ def serve(
     listener = _listen(host, port)
     config = uvicorn.Config(app, log_level=log_level, lifespan="off")
     server = uvicorn.Server(config)
-    with suppress(KeyboardInterrupt):  # Ctrl-C: uvicorn stopped, then the agent
-        asyncio.run(_serve(app, server, listener, db, _banner(app, host, port)))
+    with (
+        suppress(KeyboardInterrupt),  # Ctrl-C: uvicorn stopped, then the agent
+        asyncio.Runner(loop_factory=config.get_loop_factory()) as runner,  # uvloop if there
+    ):
+        runner.run(_serve(app, server, listener, db, _banner(app, host, port)))
 
 
 async def _serve(
