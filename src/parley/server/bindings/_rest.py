@@ -28,6 +28,7 @@ from urllib.parse import parse_qs
 from starlette.types import Receive, Scope, Send
 
 from parley.protocol import (
+    LIST_TASKS,
     OPERATIONS,
     A2AError,
     ConversionError,
@@ -43,8 +44,8 @@ from parley.protocol._errors import shorten
 from parley.protocol._versions import V1_0
 from parley.protocol.protobuf import PROTO_OPERATIONS, from_json, pb
 from parley.protocol.protobuf import to_json as proto_json
-from parley.protocol.protobuf._core import config_name, task_name
-from parley.protocol.v1 import rest_error_body
+from parley.protocol.protobuf._core import config_name, task_name, task_to_proto
+from parley.protocol.v1 import BY_V1_NAME, decode_request, rest_error_body
 from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
@@ -65,8 +66,10 @@ from parley.server.bindings._v1 import fail as v1_fail
 from parley.server.bindings._v1 import route as v1_route
 from parley.types import Event
 
+_BOOLEANS: dict[str, Any] = {"true": True, "false": False}
+
 ROUTES = route_table(
-    [(op.rest_path, op.rest_method, op) for op in OPERATIONS]
+    [(op.rest_path, op.rest_method, op) for op in (*OPERATIONS, LIST_TASKS)]
     # the official SDK subscribes with GET
     + [(op.rest_path, "GET", op) for op in OPERATIONS if op.name == "resubscribe"]
 )
@@ -170,6 +173,11 @@ class RESTBinding:
 
 def decode_params(operation: Operation, path: dict[str, str], scope: Scope, body: bytes) -> Any:
     """The params model of ``operation`` from the path, the query and the body."""
+    if operation is LIST_TASKS:
+        # v0.3's table has GET /v1/tasks but its proto no message: the query is read as
+        # v1.0's ListTasksRequest (the same camelCase names)
+        query = {k: _BOOLEANS.get(v, v) for k, v in _query(scope).items() if k != "A2A-Version"}
+        return decode_request(BY_V1_NAME[LIST_TASKS.name], query)
     proto_op = PROTO_OPERATIONS[operation.name]
     if operation.name == "get_extended_card":
         return None
@@ -212,6 +220,8 @@ def _parse_body(body: bytes, message_class: Any) -> Any:
 
 
 def encode_result(operation: Operation, result: Any) -> bytes:
+    if operation is LIST_TASKS:  # v0.3.0 §7.3.x REST: ``[Task]``, one page
+        return b"[%s]" % b",".join(proto_json(task_to_proto(task)) for task in result.tasks)
     if operation.name == "get_extended_card":
         # the official SDK serves the card in its JSON-schema form here, not proto-JSON
         data: bytes = result.to_json()
