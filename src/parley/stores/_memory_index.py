@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterator
 from parley.stores._protocols import TaskPage, TaskQuery
 from parley.types import Task, TaskState
 
-CHUNK = 512
+CHUNK = 64
+_STATE_VALUES = {state: state.value for state in TaskState}
 _AFTER_EVERY_ID = "~"  # sorts after the characters of ids: a key above every task's at a time
 
 
@@ -117,16 +118,25 @@ class TaskIndex:
         """task id -> ``"{state}|{context id}"``, where its key is filed."""
 
     def touch(self, task_id: str, context_id: str, state: TaskState, touched: float) -> None:
-        """File (or refile) a task under its context, state and time of last activity."""
+        """File (or refile) a task under its context, state and time of last activity; a
+        task already filed under that state and context stays where it is (its place in
+        the order is the time its status last changed, as ListTasks sorts)."""
+        name = _STATE_VALUES[state]
+        place = f"{name}|{context_id}"
+        if self._places.get(task_id) == place:
+            return
         self.remove(task_id)
         key = _key(touched, task_id)
         self._keys[task_id] = key
-        self._places[task_id] = f"{state.value}|{context_id}"
+        self._places[task_id] = place
         self._all.add(key)
         keys = self._by_context.get(context_id, ())
         at = bisect_left(keys, key)
         self._by_context[context_id] = (*keys[:at], key, *keys[at:])
-        self._by_state.setdefault(state.value, SortedKeys()).add(key)
+        in_state = self._by_state.get(name)
+        if in_state is None:
+            in_state = self._by_state[name] = SortedKeys()
+        in_state.add(key)
 
     def remove(self, task_id: str) -> None:
         key = self._keys.pop(task_id, None)
