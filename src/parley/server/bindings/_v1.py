@@ -1,7 +1,6 @@
-"""A2A v1.0 on the HTTP bindings: its HTTP+JSON paths beside v0.3's ``/v1/...``, and its
-JSON-RPC methods beside v0.3's on the same endpoint (``JSONRPCv1``, v1.0.1 §9).
+"""A2A v1.0 on the HTTP+JSON binding (v1.0.1 §11): its paths beside v0.3's ``/v1/...``.
+(v1.0's JSON-RPC methods are a dialect of the JSON-RPC binding: ``parley.protocol.v1``.)
 
-HTTP+JSON (v1.0.1 §11):
 Routes come from the v1.0 operation table (``parley.protocol.v1``): ``POST /message:send``,
 ``GET /tasks/{id}``, ``GET /tasks`` (ListTasks), ..., each also under ``/{tenant}/``.
 A request is read as ProtoJSON: the body (POST), the query (GET: ``historyLength``,
