@@ -52,6 +52,14 @@ TARGETS = {
     for target in (
         Target("raw", "raw ASGI bound", "raw", "bench.raw_app:app"),
         Target("parley", "parley echo, memory", "parley", "bench.parley_echo:echo", "memory"),
+        Target(
+            "parley-v1",
+            "parley echo, memory (v1.0)",
+            "parley",
+            "bench.parley_echo:echo",
+            "memory",
+            dialect="1.0",
+        ),
         Target("demo", "parley demo, memory", "parley", "", "memory", streams=False),
         Target("sqlite", "parley echo, SQLite", "parley", "bench.parley_echo:echo", "sqlite"),
         Target("demo-sqlite", "parley demo, SQLite", "parley", "", "sqlite", streams=False),
