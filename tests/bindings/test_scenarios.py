@@ -95,12 +95,16 @@ async def test_get_unknown_task(client: Client) -> None:
 
 
 async def test_cancel_task(client: Client) -> None:
-    """Spec 7.4: tasks/cancel; a canceled task cannot be canceled again (-32002)."""
+    """Spec 7.4: tasks/cancel; canceling a canceled task again answers the canceled task
+    (idempotent), a task finished otherwise is not cancelable (-32002)."""
     task = await _task(client, "ask")
     canceled = await client.cancel_task(task.id)
     assert canceled.status.state is TaskState.canceled
+    again = await client.cancel_task(task.id)
+    assert (again.id, again.status.state) == (task.id, TaskState.canceled)
+    done = await _task(client, "echo hi")
     with pytest.raises(TaskNotCancelableError):
-        await client.cancel_task(task.id)
+        await client.cancel_task(done.id)
 
 
 async def test_cancel_unknown_task(client: Client) -> None:

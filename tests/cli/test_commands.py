@@ -74,7 +74,10 @@ def test_send_file_and_data_then_get_and_cancel(agent_url: str, tmp_path: Path) 
     assert "canceled" in canceled.stdout
     again = parley("get", agent_url, waiting["id"], "--history", "1")
     assert again.returncode == 1  # a canceled task is not a success
-    assert parley("cancel", agent_url, waiting["id"]).returncode == 5
+    again_canceled = parley("cancel", agent_url, waiting["id"])  # idempotent (spec 7.4)
+    assert again_canceled.returncode == 0, again_canceled.stderr
+    done = json.loads(parley("send", agent_url, "tell me a joke", "--json").stdout)
+    assert parley("cancel", agent_url, done["id"]).returncode == 5  # completed: not cancelable
 
 
 def test_multi_turn_with_context_and_task(agent_url: str) -> None:

@@ -112,12 +112,16 @@ async def test_negative_history_length_is_invalid_params(client: Client) -> None
 
 
 async def test_cancel_an_interrupted_task_then_a_finished_one(client: Client) -> None:
-    """Spec 7.4: tasks/cancel returns the canceled task; a terminal task refuses (-32002)."""
+    """Spec 7.4: tasks/cancel returns the canceled task, again when repeated (idempotent);
+    a task finished otherwise refuses (-32002)."""
     waiting = await send_task(client, "book a flight")
     canceled = await client.cancel_task(waiting.id)
     assert canceled.status.state is TaskState.canceled
+    again = await client.cancel_task(waiting.id)
+    assert again.status.state is TaskState.canceled
+    done = await send_task(client, "tell me a joke")
     with pytest.raises(TaskNotCancelableError):
-        await client.cancel_task(waiting.id)
+        await client.cancel_task(done.id)
 
 
 async def test_resubscribe_to_a_finished_task_gives_its_state(client: Client) -> None:

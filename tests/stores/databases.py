@@ -7,17 +7,23 @@ which turns the skip into a failure.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import NullPool
 
-from parley.stores.sql import database_url
+from parley.stores import MemoryStore, Store
+from parley.stores.sql import SQLStore, database_url
+
+STORES = ["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+"""Every kind of store, for ``pytest.mark.parametrize`` with ``served_store``."""
 
 
 def sqlite_url(directory: Path) -> str:
@@ -53,4 +59,42 @@ async def postgres_engine() -> AsyncIterator[AsyncEngine]:
         await engine.dispose()
         async with admin.begin() as connection:
             await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await admin.dispose()
+
+
+@contextmanager
+def served_store(kind: str, directory: Path) -> Iterator[Store]:
+    """A store of ``kind`` (memory, sqlite, postgresql) for a server running on its own
+    thread and event loop: SQL connections are not pooled, so none outlives that loop."""
+    if kind == "memory":
+        yield MemoryStore()
+        return
+    if kind == "sqlite":
+        engine = create_async_engine(sqlite_url(directory), poolclass=NullPool)
+        yield SQLStore(engine)
+        return
+    url = os.environ.get("PARLEY_TEST_POSTGRES_URL")
+    if not url:
+        _unavailable("set PARLEY_TEST_POSTGRES_URL to run the PostgreSQL tests")
+    schema = f"parley_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_ddl(database_url(str(url)), f'CREATE SCHEMA "{schema}"'))
+    engine = create_async_engine(
+        database_url(str(url)),
+        poolclass=NullPool,
+        connect_args={"server_settings": {"search_path": schema}},
+    )
+    try:
+        yield SQLStore(engine)
+    finally:
+        asyncio.run(_ddl(database_url(str(url)), f'DROP SCHEMA "{schema}" CASCADE'))
+
+
+async def _ddl(url: str, statement: str) -> None:
+    admin = create_async_engine(url, poolclass=NullPool)
+    try:
+        async with admin.begin() as connection:
+            await connection.execute(text(statement))
+    except OSError as error:
+        _unavailable(f"cannot reach {url}: {type(error).__name__}")
+    finally:
         await admin.dispose()

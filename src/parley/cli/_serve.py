@@ -24,6 +24,7 @@ from rich.markup import escape
 
 from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
 from parley.server import A2AApp, CardError, GRPCOptions, SigningKeys, create_app
+from parley.server._bus import open_bus
 from parley.server.push import PushSettings
 from parley.types import AgentCard
 
@@ -49,6 +50,23 @@ def serve(
             "--db",
             help=DB_HELP + f" Default: {DEFAULT_DB}. Not for a module:attribute that is "
             "an A2AApp: that app has its own store.",
+            show_default=False,
+        ),
+    ] = None,
+    bus: Annotated[
+        str | None,
+        typer.Option(
+            help="With several processes on one PostgreSQL --db: carry event notes over "
+            "Redis (redis://host:6379) instead of PostgreSQL LISTEN/NOTIFY. Needs "
+            "parley\\[redis]."
+        ),
+    ] = None,
+    lease_ttl: Annotated[
+        float | None,
+        typer.Option(
+            help="With several processes on one PostgreSQL --db: seconds a task's lease "
+            "lasts without renewal (how soon a crashed process's tasks are settled; "
+            "default 10).",
             show_default=False,
         ),
     ] = None,
@@ -78,7 +96,9 @@ def serve(
 ) -> None:
     """Serve an A2A agent over HTTP (JSON-RPC, and HTTP+JSON with parley\\[grpc]) and
     optionally gRPC, with its card at /.well-known/agent-card.json."""
-    app = _load(agent, db, _push_options(allow_push_to or [], signing_key or []))
+    options = _push_options(allow_push_to or [], signing_key or [])
+    options.update(_sharing_options(bus, lease_ttl))
+    app = _load(agent, db, options)
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
     listener = _listen(host, port)
@@ -154,6 +174,21 @@ def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | 
     )
 
 
+def _sharing_options(bus: str | None, lease_ttl: float | None) -> dict[str, Any]:
+    """``create_app`` keyword arguments for --bus and --lease-ttl."""
+    options: dict[str, Any] = {}
+    if bus is not None:
+        try:
+            options["bus"] = open_bus(bus)
+        except (ValueError, ImportError) as error:
+            _fail(f"--bus {bus}: {error}")
+    if lease_ttl is not None:
+        if lease_ttl <= 0:
+            _fail("--lease-ttl must be more than 0 seconds")
+        options["lease_ttl"] = lease_ttl
+    return options
+
+
 def _push_options(allow: list[str], keys: list[Path]) -> dict[str, Any]:
     """``create_app`` keyword arguments for the push options given."""
     options: dict[str, Any] = {}
@@ -183,7 +218,7 @@ def _load(target: str | None, db: str | None, options: dict[str, Any]) -> A2AApp
                 "parley serve at the agent (module:agent, with `card` beside it)"
             )
         if options:
-            _fail(f"{target} is a built A2AApp: give it push settings and keys in code")
+            _fail(f"{target} is a built A2AApp: give it push settings, keys and its bus in code")
         return value
     card = getattr(module, "card", None)
     if not isinstance(card, AgentCard):

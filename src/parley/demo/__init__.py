@@ -4,6 +4,8 @@
 - "write a report ...": a long report streamed as several chunks of one artifact;
 - "book a flight ...": asks for the missing details (``input-required``), then for
   consent, then completes with the booking as a data artifact (seed 001);
+- "count to N" (N up to 300): one chunk a second, "1", "2", ... N, so there is time to
+  cancel, resubscribe, or kill the process serving it;
 - a message with a file part: the file comes back as a file artifact;
 - anything else: a task that completes with an artifact echoing the text (the
   benchmark's echo agent).
@@ -17,8 +19,17 @@ import asyncio
 import base64
 import re
 from collections.abc import AsyncIterator
+from typing import Any
 
-from parley.server import A2AApp, AgentContext, InputRequired, SigningKeys, agent, create_app
+from parley.server import (
+    A2AApp,
+    AgentContext,
+    InputRequired,
+    Rejected,
+    SigningKeys,
+    agent,
+    create_app,
+)
 from parley.server.push import PushSettings
 from parley.stores import Store
 from parley.types import (
@@ -43,6 +54,9 @@ REPORT_SECTIONS = (
 )
 ASK_DETAILS = "Where are you flying from, and on which date?"
 ASK_CONSENT = "Please confirm consent to proceed with booking the flight"
+COUNT_LIMIT = 300
+COUNT_INTERVAL = 1.0
+"""Seconds between two numbers of ``count to N``."""
 
 
 @agent
@@ -54,6 +68,9 @@ async def demo(ctx: AgentContext) -> AsyncIterator[str | list[Part] | Artifact |
     if asked is not None or re.search(r"\bbook\b.*\bflight\b", text, re.IGNORECASE):
         async for step in _book_flight(ctx, asked):
             yield step
+    elif counting := re.search(r"\bcount to (\d+)\b", text, re.IGNORECASE):
+        async for number in _count(int(counting.group(1))):
+            yield number
     elif files:
         for part in files:
             yield _file_back(part)
@@ -65,6 +82,14 @@ async def demo(ctx: AgentContext) -> AsyncIterator[str | list[Part] | Artifact |
             yield section
     else:
         yield text
+
+
+async def _count(limit: int) -> AsyncIterator[str]:
+    if limit > COUNT_LIMIT:
+        raise Rejected(f"I count to {COUNT_LIMIT} at most, not {limit}.")
+    for number in range(1, limit + 1):
+        await asyncio.sleep(COUNT_INTERVAL)
+        yield f"{number}\n"
 
 
 def _last_question(ctx: AgentContext) -> str | None:
@@ -170,7 +195,8 @@ def demo_card(url: str = "") -> AgentCard:
     """The demo agent's card; an empty ``url`` is filled from the address served."""
     return AgentCard(
         name="parley demo agent",
-        description="Plays the A2A scenarios: jokes, reports, flight booking, files, echo.",
+        description="Plays the A2A scenarios: jokes, reports, flight booking, counting, "
+        "files, echo.",
         url=url,
         version="0.1.0",
         capabilities=AgentCapabilities(streaming=True, push_notifications=True),
@@ -199,6 +225,14 @@ def demo_card(url: str = "") -> AgentCard:
                 examples=["book a flight to Helsinki"],
             ),
             AgentSkill(
+                id="count",
+                name="Count",
+                description=f"Counts to N (at most {COUNT_LIMIT}), one number a second: "
+                "long enough to cancel, resubscribe or move between processes.",
+                tags=["streaming", "long-running"],
+                examples=["count to 30"],
+            ),
+            AgentSkill(
                 id="file",
                 name="File round trip",
                 description="Sends a file back.",
@@ -217,10 +251,17 @@ def create_demo_app(
     task_store: Store | None = None,
     push: PushSettings | None = None,
     signing_keys: SigningKeys | None = None,
+    **options: Any,
 ) -> A2AApp:
-    """The demo agent as an ASGI app (it declares push notifications)."""
+    """The demo agent as an ASGI app (it declares push notifications); ``options`` go
+    to ``create_app``."""
     return create_app(
-        demo, demo_card(url), task_store=task_store, push=push, signing_keys=signing_keys
+        demo,
+        demo_card(url),
+        task_store=task_store,
+        push=push,
+        signing_keys=signing_keys,
+        **options,
     )
 
 

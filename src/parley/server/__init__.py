@@ -13,11 +13,13 @@ from parley.server._agent import (
     AgentExecutor,
     CancelRefusingAgent,
     EventSink,
+    ResumableAgent,
     TaskUpdater,
     text_message,
 )
 from parley.server._app import A2AApp, create_app
 from parley.server._auth import Authenticator, Credentials, MissingCredentials, SchemeVerifier
+from parley.server._bus import Bus, RedisBus
 from parley.server._card import CardError
 from parley.server._context import CallContext, Principal, RequestContext
 from parley.server._events import EventLog
@@ -27,7 +29,6 @@ from parley.server._handler import EventStream, RequestHandler
 from parley.server._ids import new_id
 from parley.server._jwt import JWTVerifier
 from parley.server._keys import SigningKey, SigningKeys
-from parley.server._recovery import ResumableAgent
 from parley.server._retention import Retention
 from parley.server._simple import (
     AgentContext,
@@ -52,6 +53,7 @@ __all__ = [
     "AuthRequired",
     "Authenticator",
     "BasicVerifier",
+    "Bus",
     "CallContext",
     "CancelRefusingAgent",
     "CardError",
@@ -66,6 +68,7 @@ __all__ = [
     "JWTVerifier",
     "MissingCredentials",
     "Principal",
+    "RedisBus",
     "Rejected",
     "RequestContext",
     "RequestHandler",

@@ -9,7 +9,7 @@ events for the common cases.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from parley.protocol import TaskNotCancelableError
 from parley.server._context import RequestContext
@@ -78,6 +78,18 @@ def check_agent(agent: object) -> AgentExecutor:
             "or an async function decorated with @agent"
         )
     return agent  # type: ignore[return-value]
+
+
+@runtime_checkable
+class ResumableAgent(Protocol):
+    """An agent that can continue a task after a restart (opt-in, next to ``execute``)."""
+
+    async def resume(self, context: RequestContext, events: EventSink) -> None:
+        """Continue work on ``context.task`` (as stored: status, history, artifacts so
+        far), emitting events as ``execute`` does. ``context.message`` is ``None``: no
+        new message came; the last user message is the last ``user`` entry of the
+        task's history. An exception fails the task, as in ``execute``."""
+        ...
 
 
 class CancelRefusingAgent:

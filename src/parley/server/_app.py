@@ -18,6 +18,7 @@ from parley.protocol.early import authentication_of
 from parley.server import _gc
 from parley.server._agent import AgentExecutor
 from parley.server._auth import Authenticator, SchemeVerifier
+from parley.server._bus import Bus
 from parley.server._card import (
     FORWARDED,
     CardError,
@@ -31,6 +32,7 @@ from parley.server._context import CallContext
 from parley.server._grpc_options import GRPCOptions
 from parley.server._handler import RequestHandler
 from parley.server._keys import SigningKeys
+from parley.server._owners import DEFAULT_LEASE_TTL
 from parley.server._retention import DEFAULT_RETENTION, Retention
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
@@ -87,6 +89,10 @@ class A2AApp:
     the client reached the server (see ``TrustedProxies``; uvicorn's own proxy-header
     handling rewrites the client address, so serve with ``proxy_headers=False``).
 
+    ``bus`` and ``lease_ttl`` matter when several processes share a PostgreSQL store
+    (docs/deploy.md): the event bus between them (PostgreSQL ``LISTEN/NOTIFY`` by
+    default, or a ``RedisBus``) and how long a task's lease lasts without renewal.
+
     With ``tune_gc`` (the default) the lifespan tunes the process's garbage collector for
     serving once startup is done (``parley.server.tune_gc``: freeze what startup built,
     fewer young collections), unless the process has set its own collector settings.
@@ -102,6 +108,8 @@ class A2AApp:
         extended_card: ExtendedCard | None = None,
         max_body_size: int = DEFAULT_MAX_BODY_SIZE,
         retention: Retention | None = DEFAULT_RETENTION,
+        bus: Bus | None = None,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
         rest: bool | None = None,
         rest_path: str | None = None,
         grpc: GRPCOptions | None = None,
@@ -131,6 +139,8 @@ class A2AApp:
                 retention=retention,
                 push=push,
                 signing_keys=signing_keys,
+                bus=bus,
+                lease_ttl=lease_ttl,
             )
         else:
             own = {"signing_keys": signing_keys, "push": push}

@@ -25,13 +25,14 @@ from parley.types import Event
 class EventLog:
     """Ordered events of one task, numbered from ``start + 1``."""
 
-    __slots__ = ("_closed", "_events", "_start", "_waiters")
+    __slots__ = ("_closed", "_error", "_events", "_start", "_waiters")
 
     def __init__(self, start: int = 0) -> None:
         self._events: list[Event] = []
         self._start = start
         self._waiters: list[asyncio.Future[None]] = []
         self._closed = False
+        self._error: Exception | None = None
 
     @property
     def last_sequence(self) -> int:
@@ -60,6 +61,12 @@ class EventLog:
         self._closed = True
         self._wake()
 
+    def fail(self, error: Exception) -> None:
+        """No more events will come because of ``error``: readers raise it once they
+        have read everything."""
+        self._error = error
+        self.close()
+
     def holds(self, after: int) -> bool:
         """Whether a reader can start right after sequence ``after`` with no gap."""
         return self._start <= after <= self.last_sequence
@@ -67,8 +74,8 @@ class EventLog:
     async def read(self, after: int = 0) -> AsyncGenerator[tuple[int, Event], None]:
         """Yield ``(sequence, event)`` for every event after ``after``, live, in order.
 
-        Ends when the log is closed and fully read. ``after`` below the start of the log
-        starts at its first event.
+        Ends when the log is closed and fully read (raising the error it failed with,
+        if it did). ``after`` below the start of the log starts at its first event.
         """
         index = max(after - self._start, 0)
         while True:
@@ -78,6 +85,8 @@ class EventLog:
                 index += 1
                 yield self._start + index, event
             if self._closed:
+                if self._error is not None:
+                    raise self._error
                 return
             await self._changed()
 
@@ -99,6 +108,8 @@ class EventLog:
                 if until is None or until(event):
                     return event
             if self._closed:
+                if self._error is not None:
+                    raise self._error
                 return None
             await self._changed()
 

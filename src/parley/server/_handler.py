@@ -11,38 +11,41 @@ bindings encode them at once, before awaiting anything else.
 
 from __future__ import annotations
 
-import asyncio
+import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 
 from parley.protocol import (
+    ACTIVE_STATES,
     BY_NAME,
     A2AError,
     AuthenticatedExtendedCardNotConfiguredError,
     Capability,
     InvalidParamsError,
     PushNotificationNotSupportedError,
-    TaskNotCancelableError,
     TaskNotFoundError,
     UnsupportedOperationError,
     ends_interaction,
-    is_cancelable,
-    is_final,
+    is_interrupted,
     is_terminal,
 )
 from parley.server._agent import AgentExecutor, check_agent
+from parley.server._bus import CHANNEL, Bus
+from parley.server._cancel import Cancels
 from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
 from parley.server._ids import new_id
 from parley.server._keys import SigningKeys
 from parley.server._limits import DEFAULT_LIMITS, Limits
 from parley.server._listing import list_tasks
+from parley.server._live import LiveTask
+from parley.server._owners import DEFAULT_LEASE_TTL, Ownership
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
-from parley.server._runs import CANCELED, LiveTask, RunSink, TaskRuns, logger
+from parley.server._runs import TaskRuns
 from parley.server.push._configs import PushSettings
 from parley.server.push._service import PushService
-from parley.stores import MemoryStore, Store, StoredEvent
+from parley.stores import MemoryStore, Store
 from parley.types import (
     AgentCard,
     DeleteTaskPushNotificationConfigParams,
@@ -54,12 +57,10 @@ from parley.types import (
     Message,
     MessageSendParams,
     NamedTaskSendParams,
-    PushNotificationConfig,
     Task,
     TaskIdParams,
     TaskPushNotificationConfig,
     TaskQueryParams,
-    TaskState,
 )
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
@@ -78,6 +79,11 @@ class RequestHandler:
     When the card declares ``capabilities.pushNotifications`` the handler serves the push
     config operations and delivers notifications (``push`` settings, signed with
     ``signing_keys``: see ``parley.server.push``).
+
+    With a store several processes share (PostgreSQL), the handler takes a lease on
+    each task it runs (``lease_ttl`` seconds, renewed by a heartbeat) and tells the
+    other processes of new events over ``bus`` (PostgreSQL ``LISTEN/NOTIFY`` when none
+    is given). See docs/deploy.md.
     """
 
     def __init__(
@@ -91,6 +97,8 @@ class RequestHandler:
         push: PushSettings | None = None,
         signing_keys: SigningKeys | None = None,
         limits: Limits = DEFAULT_LIMITS,
+        bus: Bus | None = None,
+        lease_ttl: float = DEFAULT_LEASE_TTL,
     ) -> None:
         self.agent = check_agent(agent)
         self.limits = limits
@@ -98,7 +106,18 @@ class RequestHandler:
         self.task_store: Store = task_store if task_store is not None else MemoryStore()
         self.extended_card = extended_card
         self.capabilities = declared_capabilities(card)
-        self.runs = TaskRuns(agent, self.task_store)
+        store = self.task_store
+        owners = Ownership(store, lease_ttl) if store.shared else None
+        notes_in_store = False
+        if bus is None and store.shared:
+            from parley.stores.sql import PostgresBus, SQLStore
+
+            if isinstance(store, SQLStore):  # the appends notify, in their transaction
+                bus = PostgresBus(store.engine)
+                store.notify_channel = CHANNEL
+                notes_in_store = True
+        self.runs = TaskRuns(agent, store, owners, bus, announce=not notes_in_store)
+        self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
         self.retention = None if retention is None else RetentionJob(self.task_store, retention)
         self.signing_keys = signing_keys if signing_keys is not None else SigningKeys.generate()
@@ -158,59 +177,94 @@ class RequestHandler:
                 push = self._require_push("set_push_config")
                 await push.configs.check(configuration.push_notification_config)
         message = params.message
+        if not message.message_id:
+            raise InvalidParamsError(
+                "messageId is required and may not be empty: each message needs an id of "
+                "its own (a UUID), so a repeated send is never taken for another message"
+            )
         repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
         if repeat is not None:
             return repeat
         if message.task_id and not await self._names_new_task(params):
-            live = await self._attach(message.task_id)
+            return await self._continue(params, message, call)
+        task_id = message.task_id or new_id()
+        repeat = await self.sent.claim(message, task_id)
+        if repeat is not None:
+            return repeat
+        message = message.model_copy(
+            update={"task_id": task_id, "context_id": message.context_id or new_id()}
+        )
+        assert message.context_id is not None
+        related = await self._related_tasks(message)
+        pushed = await self._push_config_of(task_id, params)
+        # No await from here on: the new task and its run slot are taken together.
+        if task_id in self.runs.live:  # the caller's id, taken while we were claiming
+            await self.sent.forget(message)
+            raise _just_started(task_id)
+        live = self.runs.create(task_id, message.context_id, message)
+        if not pushed:
+            live.push_configs = ()  # a new task has none yet: no store read per new task
+        turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
+        context = self._context(params, message, live, call, related)
+        self.runs.start(live, turn, context)
+        return live, 0
+
+    async def _continue(
+        self, params: MessageSendParams, message: Message, call: CallContext
+    ) -> tuple[LiveTask, int] | Repeat:
+        assert message.task_id is not None
+        async with self.runs.hold(message.task_id) as live:
             task = live.task
             assert task is not None
-            if is_terminal(task.status.state):
-                raise InvalidParamsError(
-                    f"Task {task.id} is {task.status.state.value}; a task in a terminal "
-                    "state cannot take more messages. Send without taskId to start a new task."
-                )
-            if live.users:
-                raise InvalidParamsError(
-                    f"Task {task.id} is still working on an earlier message; send again once "
-                    "it asks for input or finishes, or cancel it first."
-                )
             if message.context_id and message.context_id != task.context_id:
                 raise InvalidParamsError(
                     f"Task {task.id} belongs to context {task.context_id}, not {message.context_id}"
                 )
+            _check_open(task, live.turn is not None)
             repeat = await self.sent.claim(message, task.id)
             if repeat is not None:
                 return repeat
             message = message.model_copy(update={"context_id": task.context_id})
-        else:
-            task_id = message.task_id or new_id()
-            repeat = await self.sent.claim(message, task_id)
-            if repeat is not None:
-                return repeat
-            if task_id in self.runs.live:  # the caller's id, taken while we were claiming
-                raise _just_started(task_id)
-            message = message.model_copy(
-                update={"task_id": task_id, "context_id": message.context_id or new_id()}
-            )
-            assert message.context_id is not None
-            live = self.runs.create(task_id, message.context_id, message)
-            live.push_configs = ()  # a new task has none yet: no store read per new task
-        context = RequestContext(
+            related = await self._related_tasks(message)
+            if await self._push_config_of(task.id, params):
+                live.push_configs = None  # the next event reads the task's configs again
+            # No await from here on: checked again, then the run slot is taken.
+            try:
+                _check_open(live.task or task, live.turn is not None)
+                turn = self.runs.begin(live)
+                await self.runs.own(live, turn)  # another process may run it, or have moved it on
+                assert live.task is not None
+                if is_terminal(live.task.status.state):
+                    await turn.give_up_lease()
+                    turn.end()
+                    _check_open(live.task, False)
+            except InvalidParamsError:
+                await self.sent.forget(message)  # refused: the client may send it again
+                raise
+            context = self._context(params, message, live, call, related)
+            start = live.log.last_sequence
+            live.holders += 1  # the run's own hold, let go when it ends
+            self.runs.start(live, turn, context)
+            return live, start
+
+    def _context(
+        self,
+        params: MessageSendParams,
+        message: Message,
+        live: LiveTask,
+        call: CallContext,
+        related: list[Task],
+    ) -> RequestContext:
+        return RequestContext(
             message=message,
             task_id=live.task_id,
             context_id=live.context_id,
             task=None,
-            configuration=configuration,
+            configuration=params.configuration,
             metadata=params.metadata,
-            related_tasks=await self._related_tasks(message),
+            related_tasks=related,
             call=call,
         )
-        if configuration is not None and configuration.push_notification_config is not None:
-            await self._set_push_config(live, configuration.push_notification_config)
-        start = live.log.last_sequence
-        self.runs.start(live, context)
-        return live, start
 
     async def _names_new_task(self, params: MessageSendParams) -> bool:
         """Whether ``params`` name a task by the caller's own id that does not exist yet
@@ -220,9 +274,12 @@ class RequestHandler:
         task_id = params.message.task_id
         assert task_id is not None
         live = await self.runs.attach(task_id)
-        if live is not None and live.task is None:  # created by a request still setting up
+        if live is None:
+            return True
+        self.runs.let_go(live)
+        if live.task is None:  # created by a request still setting up
             raise _just_started(task_id)
-        return live is None
+        return False
 
     async def _related_tasks(self, message: Message) -> list[Task]:
         related: list[Task] = []
@@ -243,7 +300,7 @@ class RequestHandler:
         self.limits.check_id("id", params.id)
         _check_history_length(params.history_length)
         live = self.runs.live.get(params.id)
-        if live is not None and live.task is not None:
+        if live is not None and live.task is not None and live.turn is not None:
             return _trim(live.task, params.history_length)
         snapshot = await self.task_store.get(params.id)
         if snapshot is None:
@@ -265,76 +322,75 @@ class RequestHandler:
     async def cancel_task(self, params: TaskIdParams, call: CallContext | None = None) -> Task:
         """Ask the agent to cancel the task; answers with the task, ``canceled``.
 
-        Raises ``TaskNotCancelableError`` for a task already in a terminal state, or when
-        the agent refuses.
+        Idempotent: a task being canceled or canceled already answers with the canceled
+        task. Raises ``TaskNotCancelableError`` for a task in another terminal state, or
+        when the agent refuses. Reaches the run on whichever process runs it.
         """
         self.limits.check_id("id", params.id)
         self.limits.check_metadata("metadata", params.metadata)
-        live = await self._attach(params.id)
-        task = live.task
-        assert task is not None
-        if not is_cancelable(task.status.state):
-            raise TaskNotCancelableError(
-                f"Task {task.id} is {task.status.state.value} and can no longer be canceled"
-            )
-        context = RequestContext(
-            message=None,
-            task_id=live.task_id,
-            context_id=live.context_id,
-            task=task.model_copy(),
-            metadata=params.metadata,
-            call=call or CallContext(),
-        )
-        live.users += 1
-        try:
-            try:
-                await self.agent.cancel(context, RunSink(self.runs, live))
-            except A2AError:
-                raise
-            except Exception:
-                logger.exception("agent failed to cancel task %s", live.task_id)
-            await self.runs.finish(live, TaskState.canceled, CANCELED)
-            run = live.run
-            if run is not None and not run.done():
-                run.cancel()
-                await asyncio.wait([run])
-        finally:
-            live.users -= 1
-            self.runs.release(live)
-        assert live.task is not None
-        return live.task
+        return await self.cancels.cancel(params.id, params.metadata, call or CallContext())
 
     async def resubscribe(
         self, params: TaskIdParams, call: CallContext | None = None
     ) -> EventStream:
         """Stream a task's events: the current Task first, then live events until the run
         ends. With ``call.last_event_id`` (the ``Last-Event-ID`` the client saw), replay
-        every event after it instead, with no gap and no duplicate; if those events are gone (the
-        task finished and its log was dropped), the current Task stands in for them.
+        every event after it instead, with no gap and no duplicate. A task that asked for
+        input while its run is still finishing is followed through its next run; a task
+        waiting or finished, or running in no run of this process, ends the stream after
+        the Task.
         """
         self._require("resubscribe")
         self.limits.check_id("id", params.id)
-        live = await self._attach(params.id)
+        async with self.runs.hold(params.id):
+            pass  # raises TaskNotFoundError now rather than in the stream
         after = call.last_event_id if call is not None else None
-        try:
-            log = live.log
-            if after is not None and log.holds(after):
-                if after < log.last_sequence or live.run is not None:
-                    return _until_final(log.read(after))
-            elif after is not None:
-                stored = await self.task_store.events(params.id, after)
-                if stored and stored[0].sequence == after + 1:
-                    return _replay_then_live(stored, live)
-            assert live.task is not None
-            return _snapshot_then_live((log.last_sequence, _trim(live.task, None)), live)
-        finally:
-            self.runs.release(live)
+        return self._follow(params.id, after)
 
-    async def _attach(self, task_id: str) -> LiveTask:
-        live = await self.runs.attach(task_id)
-        if live is None or live.task is None:
-            raise TaskNotFoundError(f"Task {task_id} was not found")
-        return live
+    async def _follow(self, task_id: str, after: int | None) -> EventStream:
+        async with self.runs.hold(task_id) as live:
+            elsewhere = await self._run_elsewhere(live)
+            assert live.task is not None
+            log, replayed = live.log, False
+            position = None if after is None else min(after, log.last_sequence)
+            if position is not None and position < log.last_sequence:
+                stored = await self.task_store.events(task_id, position)
+                if not stored or stored[0].sequence != position + 1:
+                    position = None  # those events are gone: the Task stands in for them
+                for entry in stored if position is not None else ():
+                    yield entry.sequence, entry.event
+                    if ends_interaction(entry.event):
+                        return
+                    position, replayed = entry.sequence, True
+            if position is None or not (replayed or elsewhere or _followed(live)):
+                position = log.last_sequence
+                yield position, _trim(live.task, None)
+            if elsewhere or _followed(live):
+                async for item in _until_final(log.read(position)):
+                    yield item
+
+    async def _run_elsewhere(self, live: LiveTask) -> bool:
+        """With a shared store: bring ``live`` up to date, and say whether another
+        process runs the task (its events then come here through the bus)."""
+        owners = self.runs.owners
+        if owners is None or live.turn is not None:
+            return False
+        await self.runs.catch_up(live)
+        assert live.task is not None
+        if live.task.status.state not in ACTIVE_STATES:
+            return False
+        return await owners.held_elsewhere(live.task_id, time.time())
+
+    def _heard(self, note: str) -> None:
+        """A note from another process (see ``_bus``)."""
+        kind, _, rest = note.partition(" ")
+        if kind == "e":
+            sequence, _, task_id = rest.partition(" ")
+            self.runs.heard(task_id, int(sequence))
+        elif kind == "c":
+            self.cancels.heard(rest)
+        elif kind == "*":
+            self.runs.heard("*", None)
 
     # -- push notifications, extended card ---------------------------------------------
 
@@ -345,19 +401,21 @@ class RequestHandler:
         task's when none is given. Raises ``TaskNotFoundError``, or ``InvalidParamsError``
         for a URL or authentication the agent will not deliver to."""
         push = self._require_push("set_push_config")
-        live = await self._attach(params.task_id)
-        try:
+        async with self.runs.hold(params.task_id) as live:
             await push.configs.check(params.push_notification_config)
-            return await self._set_push_config(live, params.push_notification_config)
-        finally:
-            self.runs.release(live)
+            stored = await push.configs.save(live.task_id, params.push_notification_config)
+            live.push_configs = None  # the next event reads the task's configs again
+            return stored
 
-    async def _set_push_config(
-        self, live: LiveTask, config: PushNotificationConfig
-    ) -> TaskPushNotificationConfig:
-        stored = await self._require_push("set_push_config").configs.save(live.task_id, config)
-        live.push_configs = None  # the next event reads the task's configs again
-        return stored
+    async def _push_config_of(self, task_id: str, params: MessageSendParams) -> bool:
+        """Save the push config a message/send carries (checked in ``_begin``) for
+        ``task_id``; whether there was one."""
+        configuration = params.configuration
+        config = configuration.push_notification_config if configuration else None
+        if config is None:
+            return False
+        await self._require_push("set_push_config").configs.save(task_id, config)
+        return True
 
     async def get_push_config(
         self, params: GetTaskPushNotificationConfigParams, call: CallContext | None = None
@@ -421,9 +479,15 @@ class RequestHandler:
     async def start(self) -> None:
         """Server start-up: settle the tasks a previous process left running (see
         ``_recovery``) and start removing expired tasks (see ``Retention``)."""
-        await recover(self.runs)
+        bus, owners = self.runs.bus, self.runs.owners
+        await recover(self.runs)  # first: a store that cannot be used fails the start here
+        if bus is not None:
+            await bus.start(self._heard)
+        if owners is not None:
+            runs = self.runs
+            owners.start(lost=runs.lost_leases, sweep=lambda: recover(runs), holding=runs.holding)
         if self.retention is not None:
-            self.retention.start()
+            self.retention.start(after_sweep=self.runs.forget_missing)
         if self.push is not None:
             self.push.start()
 
@@ -431,9 +495,13 @@ class RequestHandler:
         """Stop every agent run still going, and the retention job."""
         if self.retention is not None:
             await self.retention.aclose()
+        if self.runs.owners is not None:
+            await self.runs.owners.aclose()
         await self.runs.aclose()
         if self.push is not None:
             await self.push.aclose()
+        if self.runs.bus is not None:
+            await self.runs.bus.aclose()
 
 
 def declared_capabilities(card: AgentCard) -> frozenset[Capability]:
@@ -490,22 +558,23 @@ async def _until_final(events: EventStream) -> EventStream:
                 return
 
 
-async def _replay_then_live(stored: list[StoredEvent], live: LiveTask) -> EventStream:
-    last = 0
-    for entry in stored:
-        last = entry.sequence
-        yield entry.sequence, entry.event
-        if ends_interaction(entry.event):
-            return
-    if live.log.holds(last):
-        async for item in _until_final(live.log.read(last)):
-            yield item
+def _check_open(task: Task, running: bool) -> None:
+    if is_terminal(task.status.state):
+        raise InvalidParamsError(
+            f"Task {task.id} is {task.status.state.value}; a task in a terminal state "
+            "cannot take more messages. Send without taskId to start a new task."
+        )
+    if running:
+        raise InvalidParamsError(
+            f"Task {task.id} is still working on an earlier message; send again once it "
+            "asks for input or finishes, or cancel it first."
+        )
 
 
-async def _snapshot_then_live(snapshot: tuple[int, Task], live: LiveTask) -> EventStream:
-    sequence, task = snapshot
-    yield sequence, task
-    if is_final(task.status.state) and live.run is None:
-        return
-    async for item in _until_final(live.log.read(sequence)):
-        yield item
+def _followed(live: LiveTask) -> bool:
+    """Whether a resubscriber has more to wait for here: a run of this process, or, for
+    a task that asked for input while its run is still finishing, the next run."""
+    assert live.task is not None
+    if live.turn is not None:
+        return True
+    return is_interrupted(live.task.status.state) and live.winding_down

@@ -13,8 +13,9 @@ from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import dataclass
 
-from parley.protocol import InvalidParamsError, ends_interaction, is_terminal
-from parley.server._runs import LiveTask, TaskRuns
+from parley.protocol import InvalidParamsError, ends_interaction
+from parley.server._live import LiveTask
+from parley.server._runs import TaskRuns
 from parley.stores import SentMessage
 from parley.types import Event, Message, Task
 
@@ -46,7 +47,7 @@ class Repeat:
                 raise self._gone()
             return live.task
         finally:
-            self.runs.release(live)
+            self.runs.let_go(live)
 
     async def stream(self) -> AsyncGenerator[tuple[int, Event], None]:
         """The first send's stream as it stands: its reply, or the task, then the live
@@ -55,7 +56,7 @@ class Repeat:
             yield 1, self.sent.reply
             return
         live = await self._attach()
-        self.runs.release(live)
+        self.runs.let_go(live)  # the log is read directly: no need to keep it registered
         after = 0
         if live.task is not None:
             after = live.log.last_sequence
@@ -71,8 +72,6 @@ class Repeat:
     async def _attach(self) -> LiveTask:
         live = await self.runs.attach(self.sent.task_id)
         if live is None:
-            live = self.runs.live.get(self.sent.task_id)
-        if live is None:
             raise self._gone()
         return live
 
@@ -84,9 +83,7 @@ class Repeat:
 
 
 def _running(live: LiveTask) -> bool:
-    if live.task is not None and is_terminal(live.task.status.state):
-        return False
-    return live.users > 0 or not live.ended
+    return live.turn is not None
 
 
 async def _next_end(live: LiveTask, blocking: bool) -> Event | None:
@@ -116,6 +113,12 @@ class SentMessages:
             return None
         sent = await self.runs.store.claim_message(scope, message.message_id, task_id)
         return None if sent is None else Repeat(self.runs, message, sent)
+
+    async def forget(self, message: Message) -> None:
+        """Forget the claim of a message that was refused, so it may be sent again."""
+        scope = _scope(message)
+        if scope is not None:
+            await self.runs.store.release_message(scope, message.message_id)
 
     async def reply(self, message: Message, reply: Message) -> None:
         """Record the agent's direct reply to ``message``."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from parley.protocol import InvalidParamsError
-from parley.server._runs import LiveTask
+from parley.server._live import LiveTask
 from parley.stores import TaskStore
 from parley.stores._protocols import TaskQuery
 from parley.types import ListTasksParams, ListTasksResult, Task

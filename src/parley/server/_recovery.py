@@ -1,7 +1,9 @@
 """What happens, on startup, to the tasks a previous process was running.
 
 A task whose agent was running when the process stopped (crash, SIGKILL, deploy) is
-``submitted`` or ``working`` in the store, with no one working on it. It must not stay
+``submitted`` or ``working`` in the store, with no one working on it. With a store
+several processes share, this runs at start-up and then on every process's heartbeat,
+and touches only tasks whose owner's lease has expired. It must not stay
 that way: by default it is failed with a status message saying the server restarted
 during the run. An agent that can pick its work up again says so by implementing
 ``ResumableAgent`` (a ``resume`` method); it is then called for each such task instead.
@@ -10,14 +12,13 @@ during the run. An agent that can pick its work up again says so by implementing
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from parley.server._agent import EventSink
+from parley.protocol import ACTIVE_STATES, InvalidParamsError
+from parley.server._agent import ResumableAgent
 from parley.server._context import RequestContext
+from parley.server._live import LiveTask
+from parley.server._runs import TaskRuns
 from parley.types import TaskState
-
-if TYPE_CHECKING:
-    from parley.server._runs import TaskRuns
 
 logger = logging.getLogger("parley.server")
 
@@ -27,35 +28,49 @@ RESTARTED = (
 )
 
 
-@runtime_checkable
-class ResumableAgent(Protocol):
-    """An agent that can continue a task after a restart (opt-in, next to ``execute``)."""
-
-    async def resume(self, context: RequestContext, events: EventSink) -> None:
-        """Continue work on ``context.task`` (as stored: status, history, artifacts so
-        far), emitting events as ``execute`` does. ``context.message`` is ``None``: no
-        new message came; the last user message is the last ``user`` entry of the
-        task's history. An exception fails the task, as in ``execute``."""
-        ...
-
-
 async def recover(runs: TaskRuns) -> int:
     """Fail (or resume, for a ``ResumableAgent``) every task the store says an agent was
-    running on; returns how many there were."""
-    task_ids = await runs.store.active()
-    resumable = isinstance(runs.agent, ResumableAgent)
-    for task_id in task_ids:
+    running on and no live process runs; returns how many there were. With a shared
+    store a task is settled only once its owner's lease has expired."""
+    settled = 0
+    for task_id in await runs.store.active():
+        here = runs.live.get(task_id)
+        if here is not None and here.turn is not None:
+            continue  # run by this process
         live = await runs.attach(task_id)
-        if live is None or live.task is None or live.run is not None or live.users:
-            continue  # gone, or already being worked on in this process
-        if resumable:
-            logger.info("resuming task %s after a restart", task_id)
-            context = RequestContext(
-                message=None, task_id=live.task_id, context_id=live.context_id, task=None
-            )
-            runs.start(live, context)
-        else:
-            logger.warning("task %s was running when the server stopped: failing it", task_id)
-            await runs.finish(live, TaskState.failed, RESTARTED)
-            runs.release(live)
-    return len(task_ids)
+        if live is None:
+            continue  # gone meanwhile
+        try:
+            settled += await _settle(runs, live)
+        finally:
+            runs.let_go(live)
+    return settled
+
+
+async def _settle(runs: TaskRuns, live: LiveTask) -> int:
+    # Run here, or moved on since the store was asked: not a task left behind.
+    if live.task is None or live.turn is not None:
+        return 0
+    if live.task.status.state not in ACTIVE_STATES:
+        return 0
+    turn = runs.begin(live)
+    try:
+        await runs.own(live, turn)
+    except InvalidParamsError:
+        return 0  # a live process runs it
+    if live.task is None or live.task.status.state not in ACTIVE_STATES:
+        await turn.give_up_lease()
+        turn.end()
+        return 0
+    if isinstance(runs.agent, ResumableAgent):
+        logger.info("resuming task %s after a restart", live.task_id)
+        context = RequestContext(
+            message=None, task_id=live.task_id, context_id=live.context_id, task=None
+        )
+        live.holders += 1  # the run's own hold
+        runs.start(live, turn, context)
+        return 1
+    logger.warning("task %s was running when its server stopped: failing it", live.task_id)
+    async with turn:
+        await runs.finish(live, TaskState.failed, RESTARTED)
+    return 1

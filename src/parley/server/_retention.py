@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -40,14 +41,18 @@ class RetentionJob:
             ended_before=now - self.retention.ended, waiting_before=now - self.retention.waiting
         )
 
-    def start(self) -> None:
+    def start(self, after_sweep: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Sweep now and every ``interval``; ``after_sweep`` runs after each sweep that
+        removed tasks (the server ends the readers of removed tasks with it)."""
         if self._task is None:
-            self._task = asyncio.create_task(self._run(), name="parley-retention")
+            self._task = asyncio.create_task(self._run(after_sweep), name="parley-retention")
 
-    async def _run(self) -> None:
+    async def _run(self, after_sweep: Callable[[], Awaitable[None]] | None) -> None:
         while True:
             try:
                 removed = await self.sweep()
+                if removed and after_sweep is not None:
+                    await after_sweep()
             except Exception:  # a bad sweep must not stop the next one
                 logger.exception("retention: could not remove expired tasks")
             else:

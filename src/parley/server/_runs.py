@@ -1,36 +1,55 @@
 """Live tasks and agent runs: where every event is checked, numbered, folded and stored.
 
-A ``LiveTask`` is a task while this process is working on it: the task object the events
-fold into, its ``EventLog``, and a lock that lets only one agent run at a time (a second
-message for a running task waits its turn, in arrival order). ``TaskRuns.publish`` is
-the single path every event takes, whoever emits it (the agent, or the handler recording
-a cancel or a failure): check it fits the task, number it in the log, fold it with the
-shared reducer, append it to the store, and save the snapshot when the run ends.
+Theory of operation
+-------------------
+A ``LiveTask`` is a task this process is working on or someone here is following: the
+task object the events fold into, its ``EventLog``, and its run slot. It stays in the
+registry while anything *holds* it (``TaskRuns.hold``: a run, a call, a resubscriber),
+and leaves it when the last holder lets go, so no entry outlives its use.
+
+A task is worked on by one *turn* at a time: one agent run, from the message that
+starts it to the event that ends the interaction (``input-required``,
+``auth-required``, a terminal state, a direct reply). ``LiveTask.begin_turn`` takes the
+slot synchronously (the caller has done its last await), or refuses with ``-32602``.
+The slot is freed by the publish of the interaction-ending event, *before* any reader
+is woken, so a client that answers at once always finds the task free; and at the
+latest when the run's coroutine ends, whatever way it ends (``Turn`` is an async
+context manager). A run that goes on after its turn ended (cleanup code, a late
+event) can no longer emit: the next turn is someone else's.
+
+``TaskRuns.publish`` is the single path every event takes: check it fits the task,
+number it, store it (and, when it ends the interaction, the snapshot), then free the
+slot and wake the readers. A store write that fails fails the task's readers with an
+``InternalError``, settles the task as ``failed`` in the store if it can, and drops the
+task from the registry.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Protocol
+from collections.abc import AsyncIterator, Coroutine, Sequence
+from contextlib import asynccontextmanager
+from typing import Any, Protocol
 
 from parley.protocol import (
+    InternalError,
     InvalidAgentResponseError,
+    TaskNotFoundError,
     add_to_history,
     apply,
     can_move,
     ends_interaction,
-    is_final,
     is_terminal,
 )
-from parley.server._agent import AgentExecutor
+from parley.server._agent import AgentExecutor, ResumableAgent
+from parley.server._bus import Bus, events_note
 from parley.server._context import RequestContext
 from parley.server._events import EventLog
 from parley.server._ids import now
-from parley.server._recovery import ResumableAgent
-from parley.stores import OutboxEntry, Store, StoredEvent
+from parley.server._live import LiveTask, Turn, busy
+from parley.server._owners import Ownership
+from parley.stores import LeaseLostError, OutboxEntry, Store, StoredEvent
 from parley.types import (
     Event,
     Message,
@@ -48,28 +67,8 @@ logger = logging.getLogger("parley.server")
 AGENT_FAILED = "The agent failed while working on this task."
 AGENT_STOPPED = "The agent stopped without finishing the task."
 CANCELED = "The task was canceled at the client's request."
-
-
-@dataclass(slots=True, eq=False)
-class LiveTask:
-    """A task this process is working on."""
-
-    task_id: str
-    context_id: str
-    task: Task | None
-    log: EventLog
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    publishing: asyncio.Lock = field(default_factory=asyncio.Lock)
-    """Held while one event is stored and logged, so numbers are given out in order."""
-    users: int = 0
-    """Runs started or waiting for the lock; the task is retired when this drops to 0."""
-    run: asyncio.Task[None] | None = None
-    ended: bool = False
-    """True once the latest event ended the interaction (see ``ends_interaction``)."""
-    pending_user_message: Message | None = None
-    """The incoming message of a new task, until the task exists to hold it."""
-    push_configs: tuple[str, ...] | None = None
-    """Ids of the task's push configs (``None``: not read from the store yet)."""
+STORE_FAILED = "The server could not store the task's progress, so the task was stopped."
+MOVED = "Another server process took this task over; follow it there (tasks/resubscribe)."
 
 
 class Notifications(Protocol):
@@ -82,92 +81,301 @@ class Notifications(Protocol):
 
 
 class RunSink:
-    """The ``EventSink`` handed to the agent for one run (or one cancel)."""
+    """The ``EventSink`` handed to the agent for one turn (or one cancel: no turn)."""
 
-    __slots__ = ("_live", "_runs")
+    __slots__ = ("_live", "_runs", "_turn")
 
-    def __init__(self, runs: TaskRuns, live: LiveTask) -> None:
+    def __init__(self, runs: TaskRuns, live: LiveTask, turn: Turn | None = None) -> None:
         self._runs = runs
         self._live = live
+        self._turn = turn
 
     async def emit(self, event: Event) -> None:
-        await self._runs.publish(self._live, event)
+        await self._runs.publish(self._live, event, self._turn)
 
 
 class TaskRuns:
     """The registry of live tasks and the machinery that runs agents on them."""
 
-    def __init__(self, agent: AgentExecutor, store: Store) -> None:
+    def __init__(
+        self,
+        agent: AgentExecutor,
+        store: Store,
+        owners: Ownership | None = None,
+        bus: Bus | None = None,
+        announce: bool = True,
+    ) -> None:
         self.agent = agent
         self.store = store
+        self.owners = owners
+        """This process's leases, when the store is shared with other processes."""
+        self.bus = bus
+        self._announces = bus is not None and announce
+        """Whether this process sends event notes itself (not when the store does)."""
         self.live: dict[str, LiveTask] = {}
         self.notifications: Notifications | None = None
         """Push: the outbox entries each stored event causes (see ``parley.server.push``)."""
         self._background: set[asyncio.Task[None]] = set()
+        self._notes: dict[str, int] = {}
+        self._drops = 0
+        """How many live tasks left the registry: ``attach`` reads again if one did
+        while it read the store."""
+        self._sending: asyncio.Task[None] | None = None
 
     async def attach(self, task_id: str) -> LiveTask | None:
-        """The live task for ``task_id``, brought back from the store if needed."""
-        live = self.live.get(task_id)
-        if live is not None:
-            return live
-        snapshot = await self.store.get(task_id)
-        if snapshot is None:
-            return None
-        live = self.live.get(task_id)  # another call may have attached it meanwhile
-        if live is None:
+        """The live task for ``task_id`` (brought back from the store if needed), held:
+        the caller must ``let_go`` of it."""
+        while True:
+            live = self.live.get(task_id)
+            if live is not None:
+                break
+            drops = self._drops
+            snapshot = await self.store.get(task_id)
+            if snapshot is None:
+                return None
+            live = self.live.get(task_id)  # another call may have attached it meanwhile
+            if live is not None:
+                break
+            if self._drops != drops:
+                continue  # a live task left meanwhile: what was read may predate its end
             task = snapshot.task
             live = LiveTask(task.id, task.context_id, task, EventLog(snapshot.sequence))
-            live.ended = is_final(task.status.state)
             self.live[task_id] = live
+            break
+        live.holders += 1
         return live
 
+    @asynccontextmanager
+    async def hold(self, task_id: str) -> AsyncIterator[LiveTask]:
+        """The live task, held for the block; ``TaskNotFoundError`` if there is none."""
+        live = await self.attach(task_id)
+        if live is None:
+            raise TaskNotFoundError(f"Task {task_id} was not found")
+        try:
+            if live.task is None:  # still being created: not a task yet
+                raise TaskNotFoundError(f"Task {task_id} was not found")
+            yield live
+        finally:
+            self.let_go(live)
+
+    def begin(self, live: LiveTask) -> Turn:
+        """``live.begin_turn``, with this process's leases (synchronous)."""
+        return live.begin_turn(self.owners)
+
+    async def own(self, live: LiveTask, turn: Turn) -> None:
+        """With a shared store: take the task's lease for ``turn`` and bring ``live`` up
+        to date with the store (another process may have moved the task on). Raises
+        ``InvalidParamsError`` (and frees the slot) if another process runs the task."""
+        if self.owners is None:
+            return
+        lease = await self.owners.take(live.task_id)
+        if lease is None:
+            turn.end()
+            raise busy(live.task_id)
+        turn.lease = lease
+        try:
+            await self.catch_up(live)
+        except BaseException:
+            await turn.give_up_lease()
+            turn.end()
+            raise
+
+    async def catch_up(self, live: LiveTask) -> None:
+        """Hand ``live``'s readers the events other processes stored since it last
+        looked, in order, and take the task as the store has it."""
+        async with live.publishing:
+            if live.broken or live.log.closed:
+                return
+            logged = await self.store.events(live.task_id, live.log.last_sequence)
+            for stored in logged:
+                if stored.sequence != live.log.last_sequence + 1:
+                    break
+                live.task = apply(live.task, stored.event)
+                live.log.append(stored.event)
+            if logged:  # the snapshot also holds what no event carries (answers)
+                snapshot = await self.store.get(live.task_id)
+                if snapshot is not None and snapshot.sequence == live.log.last_sequence:
+                    live.task = snapshot.task
+
+    def heard(self, task_id: str, sequence: int | None) -> None:
+        """A note from the bus: ``task_id`` has events up to ``sequence`` (``None``:
+        maybe anything, catch up on every task here)."""
+        lives = [self.live.get(task_id)] if task_id != "*" else list(self.live.values())
+        for live in lives:
+            if live is None or live.turn is not None:
+                continue  # not followed here, or run here: this process wrote them
+            if sequence is not None and live.log.last_sequence >= sequence:
+                continue
+            self.spawn(self.catch_up(live), f"parley-catch-up-{live.task_id}")
+
+    def holding(self) -> dict[str, int]:
+        """The leases this process holds: task id -> fencing token."""
+        return {
+            live.task_id: live.turn.lease.token
+            for live in self.live.values()
+            if live.turn is not None and live.turn.lease is not None
+        }
+
+    def lost_leases(self, lost: dict[str, int]) -> None:
+        """The heartbeat could not renew these leases (task id -> token): stop their runs
+        here, unless the task has been given up or taken again since (another token)."""
+        for task_id, token in lost.items():
+            live = self.live.get(task_id)
+            turn = live.turn if live is not None else None
+            lease = turn.lease if turn is not None else None
+            if live is not None and lease is not None and lease.token == token:
+                self.lost(live, turn)
+
+    def _announce(self, task_id: str, sequence: int) -> None:
+        """Tell the other processes (coalesced: one note per task per send)."""
+        if not self._announces:
+            return
+        self._notes[task_id] = sequence
+        if self._sending is None or self._sending.done():
+            self._sending = asyncio.create_task(self._send_notes(), name="parley-bus-send")
+
+    async def _send_notes(self) -> None:
+        assert self.bus is not None
+        while self._notes:
+            notes, self._notes = self._notes, {}
+            for task_id, sequence in notes.items():
+                await self.bus.send(events_note(task_id, sequence))
+
+    def spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
+        task = asyncio.create_task(work, name=name)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
     def create(self, task_id: str, context_id: str, message: Message) -> LiveTask:
-        live = LiveTask(task_id, context_id, None, EventLog(), pending_user_message=message)
+        """A new task, held (the caller starts its first run or lets go)."""
+        live = LiveTask(
+            task_id, context_id, None, EventLog(), pending_user_message=message, received=now()
+        )
+        live.holders = 1
         self.live[task_id] = live
         return live
 
-    def release(self, live: LiveTask) -> None:
-        """Drop the task from the registry when no run uses it any more."""
-        if live.users == 0 and live.ended and self.live.get(live.task_id) is live:
+    def let_go(self, live: LiveTask) -> None:
+        """Drop a hold; the task leaves the registry when no one holds it."""
+        live.holders -= 1
+        if live.holders > 0:
+            return
+        self._drop(live)
+        if live.task is None or is_terminal(live.task.status.state):
+            live.log.close()
+
+    def _drop(self, live: LiveTask) -> None:
+        if self.live.get(live.task_id) is live:
             del self.live[live.task_id]
-            if live.task is not None and is_terminal(live.task.status.state):
+            self._drops += 1
+
+    async def forget_missing(self) -> None:
+        """Close the readers of held tasks the store no longer has (retention removed
+        them while a resubscriber waited for the next turn)."""
+        for live in list(self.live.values()):
+            idle = live.turn is None and live.task is not None
+            if idle and await self.store.get(live.task_id) is None:
+                self._drop(live)
                 live.log.close()
 
-    async def publish(self, live: LiveTask, event: Event) -> int:
+    async def publish(self, live: LiveTask, event: Event, turn: Turn | None = None) -> int:
         """Check, number, fold and store one event; returns its sequence number.
 
-        Raises ``InvalidAgentResponseError`` when the event does not fit the task.
+        Raises ``InvalidAgentResponseError`` when the event does not fit the task or
+        ``turn`` already ended, ``InternalError`` when the store fails.
         """
         if live.task is None and not isinstance(event, Message | Task):
-            await self.publish(live, self._new_task(live))
+            await self.publish(live, self._new_task(live), turn)
         async with live.publishing:
+            if (turn is not None and turn.ended) or live.broken:
+                raise InvalidAgentResponseError(
+                    f"This run on task {live.task_id} has ended: it can emit no more events"
+                )
             self._check(live, event)
-            direct_reply = live.task is None and isinstance(event, Message)
-            if not direct_reply:
+            ends = ends_interaction(event)
+            if live.task is None and isinstance(event, Message):
+                self._end_turn(live, ends)
+                return live.log.append(event)  # a direct reply: no task, nothing to store
+            sequence = live.log.last_sequence + 1
+            stored = StoredEvent(sequence, event)
+            current = live.turn
+            try:
+                notifications = self.notifications  # folds a copy: before the task changes
+                outbox = await notifications.entries(live, stored) if notifications else ()
+                task = apply(live.task, event)
+                assert task is not None
                 # Stored before any reader sees it: a sequence number a client was given
                 # always names the same event, even after a crash and restart.
-                stored = StoredEvent(live.log.last_sequence + 1, event)
-                notifications = self.notifications
-                outbox = await notifications.entries(live, stored) if notifications else ()
-                await self.store.append(live.task_id, (stored,), outbox=outbox)
+                lease = current.lease if current is not None else None
+                await self.store.append(
+                    live.task_id,
+                    (stored,),
+                    outbox=outbox,
+                    lease=lease,
+                    snapshot=task if ends else None,
+                    release=ends and lease is not None,  # before the slot is free
+                )
+                if ends and current is not None:
+                    current.lease = None
                 if notifications and outbox:
                     notifications.wake()
-            sequence = live.log.append(event)
-            live.ended = ends_interaction(event)
-            if direct_reply:
-                return sequence  # a direct reply: no task, nothing to store
-            task = live.task = apply(live.task, event)
-            assert task is not None
-            if live.ended:
-                await self.store.save(task, sequence)
+            except LeaseLostError:
+                self.lost(live, current)
+                raise InternalError(MOVED) from None
+            except Exception:
+                await self._store_failed(live, sequence)
+                raise InternalError(STORE_FAILED) from None
+            live.task = task
+            self._end_turn(live, ends)
+            live.log.append(event)
+            self._announce(live.task_id, sequence)
             return sequence
+
+    def _end_turn(self, live: LiveTask, ends: bool) -> None:
+        if ends and live.turn is not None:
+            live.turn.end()
+
+    def _break(self, live: LiveTask, reason: str) -> Turn | None:
+        """Stop serving ``live`` from here: fail its readers, free its slot."""
+        live.broken = True
+        turn = live.turn
+        if turn is not None:
+            turn.end()
+        self._drop(live)
+        live.log.fail(InternalError(reason))
+        return turn
+
+    def lost(self, live: LiveTask, turn: Turn | None) -> None:
+        """Another process took the task over: stop its run here, write nothing more."""
+        logger.warning("task %s was taken over by another process", live.task_id)
+        if turn is not None:
+            turn.lease = None
+        self._break(live, MOVED)
+        if turn is not None and turn.run is not None and turn.run is not asyncio.current_task():
+            turn.run.cancel()
+
+    async def _store_failed(self, live: LiveTask, sequence: int) -> None:
+        logger.exception("could not store an event of task %s", live.task_id)
+        turn = self._break(live, STORE_FAILED)
+        if live.task is None:
+            return
+        failed = self._final_status(live, TaskState.failed, STORE_FAILED)
+        lease = turn.lease if turn is not None else None
+        try:  # settle it where the store can still take it; recovery does it otherwise
+            await self.store.append(live.task_id, (StoredEvent(sequence, failed),), lease=lease)
+            task = apply(live.task, failed)
+            assert task is not None
+            await self.store.save(task, sequence)
+            self._announce(live.task_id, sequence)
+        except Exception:
+            logger.exception("could not settle task %s after a store failure", live.task_id)
 
     def _new_task(self, live: LiveTask) -> Task:
         message = live.pending_user_message
         return Task(
             id=live.task_id,
             context_id=live.context_id,
-            status=TaskStatus(state=TaskState.submitted, timestamp=now()),
+            status=TaskStatus(state=TaskState.submitted, timestamp=live.received or now()),
             history=[message] if message is not None else None,
         )
 
@@ -201,31 +409,27 @@ class TaskRuns:
                 f"A task cannot move from {current.value} to {new.value}"
             )
 
-    def start(self, live: LiveTask, context: RequestContext) -> None:
-        """Start an agent run for ``context`` in the background (queued behind a running one)."""
-        live.users += 1
-        run = asyncio.create_task(self._run(live, context), name=f"parley-run-{live.task_id}")
+    def start(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
+        """Run the agent for ``context`` in the background, in ``turn``; the run holds
+        the task (the caller's hold passes to it)."""
+        run = asyncio.create_task(self._run(live, turn, context), name=f"parley-run-{live.task_id}")
+        turn.run = run
         self._background.add(run)
         run.add_done_callback(self._background.discard)
 
-    async def _run(self, live: LiveTask, context: RequestContext) -> None:
+    async def _run(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
         try:
-            async with live.lock:
-                if live.task is not None and is_terminal(live.task.status.state):
-                    return  # canceled while this message waited for its turn
-                if live.task is not None:
-                    context.task = live.task.model_copy()
-                    if context.message is not None:  # None: resumed after a restart
-                        await self._record_user_message(live, context)
-                live.ended = False
-                live.run = asyncio.current_task()
-                try:
-                    await self._execute(live, context)
-                finally:
-                    live.run = None
+            async with turn:
+                if self.owners is not None and turn.lease is None:  # a new task's lease
+                    try:
+                        await self.own(live, turn)
+                    except Exception:
+                        logger.exception("could not take the lease of new task %s", live.task_id)
+                        self._break(live, STORE_FAILED)
+                        return
+                await self._execute(live, turn, context)
         finally:
-            live.users -= 1
-            self.release(live)
+            self.let_go(live)
 
     async def _record_user_message(self, live: LiveTask, context: RequestContext) -> None:
         assert live.task is not None
@@ -236,31 +440,39 @@ class TaskRuns:
             add_to_history(task, question)
             task.status = task.status.model_copy(update={"message": None})
         add_to_history(task, context.message)
-        await self.store.save(live.task, live.log.last_sequence)
-
-    async def _execute(self, live: LiveTask, context: RequestContext) -> None:
-        agent = self.agent
         try:
+            await self.store.save(live.task, live.log.last_sequence)
+        except Exception:
+            await self._store_failed(live, live.log.last_sequence + 1)
+            raise InternalError(STORE_FAILED) from None
+
+    async def _execute(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
+        agent, sink = self.agent, RunSink(self, live, turn)
+        try:
+            if live.task is not None:
+                context.task = live.task.model_copy()  # as the agent asked: before the answer
+                if context.message is not None:
+                    await self._record_user_message(live, context)
             if context.message is None and isinstance(agent, ResumableAgent):
-                await agent.resume(context, RunSink(self, live))
+                await agent.resume(context, sink)
             else:
-                await agent.execute(context, RunSink(self, live))
+                await agent.execute(context, sink)
         except asyncio.CancelledError:
-            if live.task is not None and is_terminal(live.task.status.state):
+            if turn.ended:
                 return  # canceled by tasks/cancel: the canceled status is recorded
             raise
         except Exception:
+            if turn.ended:  # after its turn (or the store failed): nothing to settle
+                logger.warning("agent failed after its run on task %s ended", live.task_id)
+                return
             logger.exception("agent failed on task %s", live.task_id)
             await self.finish(live, TaskState.failed, AGENT_FAILED)
         else:
-            if not live.ended:
+            if not turn.ended:
                 logger.warning("agent returned without finishing task %s", live.task_id)
                 await self.finish(live, TaskState.failed, AGENT_STOPPED)
 
-    async def finish(self, live: LiveTask, state: TaskState, reason: str) -> None:
-        """Record a final status the agent did not emit (failure, forced cancel)."""
-        if live.task is not None and is_terminal(live.task.status.state):
-            return
+    def _final_status(self, live: LiveTask, state: TaskState, reason: str) -> Event:
         message = Message(
             message_id=f"{live.task_id}-{state.value}",
             role=Role.agent,
@@ -268,22 +480,30 @@ class TaskRuns:
             task_id=live.task_id,
             context_id=live.context_id,
         )
+        return TaskStatusUpdateEvent(
+            task_id=live.task_id,
+            context_id=live.context_id,
+            status=TaskStatus(state=state, message=message, timestamp=now()),
+            final=True,
+        )
+
+    async def finish(self, live: LiveTask, state: TaskState, reason: str) -> None:
+        """Record a final status the agent did not emit (failure, forced cancel)."""
+        if live.broken or (live.task is not None and is_terminal(live.task.status.state)):
+            return
         try:
-            await self.publish(
-                live,
-                TaskStatusUpdateEvent(
-                    task_id=live.task_id,
-                    context_id=live.context_id,
-                    status=TaskStatus(state=state, message=message, timestamp=now()),
-                    final=True,
-                ),
-            )
+            await self.publish(live, self._final_status(live, state, reason))
         except Exception:
             logger.exception("could not record %s for task %s", state.value, live.task_id)
 
     async def aclose(self) -> None:
-        """Cancel every run still going (server shutdown)."""
+        """Cancel every run still going, and end every reader (server shutdown)."""
+        if self._sending is not None:  # the last notes: short, and not cut in half
+            await asyncio.wait([self._sending], timeout=2)
         runs = list(self._background)
         for run in runs:
             run.cancel()
         await asyncio.gather(*runs, return_exceptions=True)
+        for live in list(self.live.values()):
+            live.log.close()
+        self.live.clear()

@@ -22,6 +22,7 @@ from parley.stores._protocols import (
     SentMessageStore,
     Store,
     StoredEvent,
+    StoreInUseError,
     TaskSnapshot,
     TaskStore,
 )
@@ -39,6 +40,7 @@ __all__ = [
     "SentMessage",
     "SentMessageStore",
     "Store",
+    "StoreInUseError",
     "StoredEvent",
     "TaskSnapshot",
     "TaskStore",

@@ -125,6 +125,8 @@ class MemoryStore(MemorySide):
     snapshot is saved its event log is packed into bytes, and kept as long as the task.
     """
 
+    shared = False
+
     def __init__(self) -> None:
         super().__init__()
         self._done_events: dict[str, bytes] = {}
@@ -163,6 +165,9 @@ class MemoryStore(MemorySide):
         return TaskSnapshot(found.task, found.sequence, owner)
 
     async def save(self, task: Task, sequence: int, *, owner: str | None = None) -> None:
+        self._save(task, sequence, owner)
+
+    def _save(self, task: Task, sequence: int, owner: str | None = None) -> None:
         if owner is not None:
             self._owners[task.id] = owner
         state = task.status.state
@@ -199,8 +204,10 @@ class MemoryStore(MemorySide):
         *,
         outbox: Sequence[OutboxEntry] = (),
         lease: Lease | None = None,
+        snapshot: Task | None = None,
+        release: bool = False,
     ) -> None:
-        await self.append_many((Append(task_id, events, outbox, lease),))
+        await self.append_many((Append(task_id, events, outbox, lease, snapshot, release),))
 
     async def append_many(self, batch: Sequence[Append]) -> None:
         # Every check first, then every change: all or nothing, with no await between.
@@ -219,6 +226,10 @@ class MemoryStore(MemorySide):
                         )
                     entry.state = event.status.state
             self._enqueue(part.outbox)
+            if part.snapshot is not None:
+                self._save(part.snapshot, part.events[-1].sequence if part.events else 0)
+            if part.release and part.lease is not None:
+                self._release(part.lease)
 
     def _check_append(self, part: Append) -> None:
         if part.lease is not None and not self._holds(part.lease):

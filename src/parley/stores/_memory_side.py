@@ -135,6 +135,9 @@ class MemorySide:
         return held
 
     async def release_lease(self, lease: Lease) -> None:
+        self._release(lease)
+
+    def _release(self, lease: Lease) -> None:
         if self._holds(lease):
             del self._leases[lease.task_id]
 

@@ -103,6 +103,11 @@ class Append:
     outbox: Sequence[OutboxEntry] = ()
     lease: Lease | None = None
     """When given, the write happens only if this lease still holds the task."""
+    snapshot: Task | None = None
+    """When given, saved as the task's snapshot (as of the last of ``events``), in the
+    same transaction: a checkpoint costs no second write."""
+    release: bool = False
+    """Give ``lease`` up in the same transaction (the run's interaction ended)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +136,10 @@ class TaskPage:
 
 class LeaseLostError(RuntimeError):
     """An append was fenced: the writer's lease no longer holds the task."""
+
+
+class StoreInUseError(RuntimeError):
+    """The store serves one process, and another process is serving it."""
 
 
 class TaskStore(Protocol):
@@ -186,13 +195,16 @@ class EventStore(Protocol):
         *,
         outbox: Sequence[OutboxEntry] = (),
         lease: Lease | None = None,
+        snapshot: Task | None = None,
+        release: bool = False,
     ) -> None:
         """``append_many`` of one ``Append``."""
         ...
 
     async def append_many(self, batch: Sequence[Append]) -> None:
-        """Append each batch's events to its task's log, in order, and write its outbox
-        entries, all in one transaction; the task's state and last activity follow.
+        """Append each batch's events to its task's log, in order, write its outbox
+        entries, save its snapshot and give its lease up when asked, all in one
+        transaction; the task's state and last activity follow.
 
         Raises ``ValueError`` (and stores nothing) if a sequence number is already in a
         log: a logged event is never overwritten. Raises ``LeaseLostError`` (and stores
@@ -310,6 +322,12 @@ class Store(
     """Every concern of one backend together: what a server is built with.
 
     Implementations must be safe to call concurrently from one event loop."""
+
+    @property
+    def shared(self) -> bool:
+        """Whether several server processes may use the store at once (PostgreSQL): the
+        server then takes a lease on each task it runs, and tells the others of events."""
+        ...
 
     async def aclose(self) -> None:
         """Release connections (no-op for stores that hold none)."""

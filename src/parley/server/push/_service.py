@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from parley.protocol import apply
 from parley.protocol.early import PUSH_CONFIG_ID, task_to_early
 from parley.server._keys import SigningKeys
-from parley.server._runs import LiveTask
+from parley.server._live import LiveTask
 from parley.server.push._configs import PushConfigs, PushSettings
 from parley.server.push._worker import PushOutbox, PushWorker
 from parley.stores import OutboxEntry, StoredEvent

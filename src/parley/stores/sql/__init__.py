@@ -15,6 +15,13 @@ require("sqlalchemy", "alembic", extra="sql")
 
 from parley.stores.sql._base import database_url  # noqa: E402
 from parley.stores.sql._migrations import SchemaError, upgrade  # noqa: E402
+from parley.stores.sql._notify import PostgresBus  # noqa: E402
 from parley.stores.sql._store import SQLStore  # noqa: E402
 
-__all__ = ["SQLStore", "SchemaError", "database_url", "upgrade"]
+__all__ = [
+    "PostgresBus",
+    "SQLStore",
+    "SchemaError",
+    "database_url",
+    "upgrade",
+]

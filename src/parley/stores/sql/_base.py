@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 from typing import Any
 
 from sqlalchemy import Table, event
@@ -10,6 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from parley.stores._protocols import StoreInUseError
 from parley.stores.sql._extras import require
 from parley.stores.sql._migrations import check, upgrade
 from parley.stores.sql._pg_writer import PostgresWriter
@@ -61,12 +64,47 @@ def insert(connection: AsyncConnection, table: Table) -> Any:
     return dialect.insert(table)
 
 
+def _claim_sqlite_file(engine: AsyncEngine) -> int | None:
+    """Lock ``<database>.lock`` for this process, or raise ``StoreInUseError``; returns
+    the lock file's descriptor.
+
+    A POSIX record lock belongs to the process: every store of this process may open
+    the database, a second process may not. The lock goes when the process does, however
+    it ends."""
+    path = engine.url.database
+    if engine.dialect.name != "sqlite" or not path or path == ":memory:":
+        return None
+    try:
+        descriptor = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        return None  # no such folder, or read-only: SQLite says why when it opens the file
+    try:
+        fcntl.lockf(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        holder = os.read(descriptor, 32).decode(errors="replace").strip() or "unknown"
+        os.close(descriptor)
+        raise StoreInUseError(
+            f"another process (pid {holder}) is serving the SQLite database {path}. SQLite "
+            "serves one process at a time: stop that one, or use PostgreSQL "
+            "(--db postgresql://...) to run several processes on one database."
+        ) from None
+    os.ftruncate(descriptor, 0)
+    os.pwrite(descriptor, str(os.getpid()).encode(), 0)
+    return descriptor
+
+
 class SQLBase:
-    """The engine, and the schema check or upgrade on first use."""
+    """The engine, and the schema check or upgrade on first use.
+
+    Raises ``StoreInUseError`` when another process serves the same SQLite file."""
 
     def __init__(self, database: str | AsyncEngine, *, migrate: bool = True) -> None:
         owns = not isinstance(database, AsyncEngine)
         self.engine = _engine(database) if isinstance(database, str) else database
+        self._process_lock = _claim_sqlite_file(self.engine)
+        self.notify_channel: str | None = None
+        """PostgreSQL: ``pg_notify`` this channel with ``e <sequence> <task id>`` in the
+        transaction of every append (set by a server that listens there)."""
         self._owns_engine = owns
         self._migrate = migrate
         self._ready = False
@@ -79,6 +117,11 @@ class SQLBase:
     @property
     def is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
+
+    @property
+    def shared(self) -> bool:
+        """PostgreSQL may serve several processes; SQLite serves one."""
+        return self.engine.dialect.name == "postgresql"
 
     async def _connect(self) -> AsyncEngine:
         if not self._ready:

@@ -85,25 +85,11 @@ class SQLStore(SQLSide):
 
     async def save(self, task: Task, sequence: int, *, owner: str | None = None) -> None:
         engine = await self._connect()
-        values: dict[str, Any] = {
-            "id": task.id,
-            "context_id": task.context_id,
-            "state": task.status.state.value,
-            "snapshot": task.to_json().decode(),
-            "snapshot_sequence": sequence,
-            "touched": time.time(),
-            "owner": owner,
-        }
-
-        def changed(new: Any) -> dict[str, Any]:
-            kept = {k: new[k] for k in values if k not in ("id", "owner")}
-            return {**kept, "owner": func.coalesce(new.owner, tasks.c.owner)}
-
         if self.writer is not None:
-            await self.writer.submit(SaveWrite(values))
+            await self.writer.submit(SaveWrite(_save_values(task, sequence, owner)))
             return
         async with engine.begin() as connection:
-            await connection.execute(_upsert_task(connection, values, changed))
+            await _save(connection, task, sequence, owner)
 
     async def append(
         self,
@@ -112,10 +98,15 @@ class SQLStore(SQLSide):
         *,
         outbox: Sequence[OutboxEntry] = (),
         lease: Lease | None = None,
+        snapshot: Task | None = None,
+        release: bool = False,
     ) -> None:
         writer = self.writer
-        if writer is None or outbox:
-            await self.append_many((Append(task_id, events, outbox, lease),))
+        # The writer batches plain appends; one that also saves, releases, writes outbox
+        # entries or notifies other processes goes in a transaction of its own.
+        special = outbox or snapshot is not None or release or self.notify_channel
+        if writer is None or special:
+            await self.append_many((Append(task_id, events, outbox, lease, snapshot, release),))
             return
         if events or lease is not None:
             await self._connect()
@@ -123,7 +114,7 @@ class SQLStore(SQLSide):
             await writer.submit(write)
 
     async def append_many(self, batch: Sequence[Append]) -> None:
-        batch = [part for part in batch if part.events or part.outbox or part.lease]
+        batch = [p for p in batch if p.events or p.outbox or p.lease or p.snapshot]
         if not batch:
             return
         engine = await self._connect()
@@ -133,6 +124,9 @@ class SQLStore(SQLSide):
                 raise LeaseLostError(lost(lost_task))
             for part in batch:
                 await _append(connection, part)
+                if self.notify_channel is not None and part.events:
+                    note = f"e {part.events[-1].sequence} {part.task_id}"
+                    await connection.execute(select(func.pg_notify(self.notify_channel, note)))
 
     async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
         engine = await self._connect()
@@ -268,6 +262,30 @@ class SQLStore(SQLSide):
         return removed
 
 
+def _save_values(task: Task, sequence: int, owner: str | None) -> dict[str, Any]:
+    return {
+        "id": task.id,
+        "context_id": task.context_id,
+        "state": task.status.state.value,
+        "snapshot": task.to_json().decode(),
+        "snapshot_sequence": sequence,
+        "touched": time.time(),
+        "owner": owner,
+    }
+
+
+async def _save(
+    connection: AsyncConnection, task: Task, sequence: int, owner: str | None = None
+) -> None:
+    values = _save_values(task, sequence, owner)
+
+    def changed(new: Any) -> dict[str, Any]:
+        kept = {k: new[k] for k in values if k not in ("id", "owner")}
+        return {**kept, "owner": func.coalesce(new.owner, tasks.c.owner)}
+
+    await connection.execute(_upsert_task(connection, values, changed))
+
+
 async def _append(connection: AsyncConnection, part: Append) -> None:
     task_id, logged = part.task_id, part.events
     if logged:
@@ -279,6 +297,9 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
             await connection.execute(events.insert(), rows)
         except IntegrityError:
             raise ValueError(_duplicate(task_id, logged)) from None
+    if part.snapshot is not None:
+        await _save(connection, part.snapshot, logged[-1].sequence if logged else 0)
+    elif logged:
         values = {
             "id": task_id,
             "state": _state_of(logged),
@@ -295,6 +316,12 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
                     "context_id": func.coalesce(tasks.c.context_id, new.context_id),
                 },
             )
+        )
+    if part.release and part.lease is not None:
+        await connection.execute(
+            update(leases)
+            .where(leases.c.task_id == task_id, leases.c.token == part.lease.token)
+            .values(expires=0.0)
         )
     if part.outbox:
         written = time.time()

@@ -1,0 +1,106 @@
+"""A live task and its run slot: what ``TaskRuns`` (``_runs``) works with.
+
+A ``LiveTask`` is a task this process is working on or someone here is following. Its
+``Turn`` is the run slot: taken synchronously by ``begin_turn`` (or refused with
+``-32602``), freed by the event that ends the interaction or when the run ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from types import TracebackType
+
+from parley.protocol import InvalidParamsError
+from parley.server._events import EventLog
+from parley.server._owners import Ownership
+from parley.stores import Lease
+from parley.types import Message, Task
+
+
+class Turn:
+    """The run slot of one task, held by one agent run (see the module docs); with a
+    shared store, also the task's lease. As an async context manager it gives both
+    back on exit, the lease first."""
+
+    __slots__ = ("_live", "_owners", "ended", "lease", "run")
+
+    def __init__(self, live: LiveTask, owners: Ownership | None = None) -> None:
+        self._live = live
+        self._owners = owners
+        self.ended = False
+        self.run: asyncio.Task[None] | None = None
+        self.lease: Lease | None = None
+
+    def end(self) -> None:
+        """Free the slot (idempotent)."""
+        self.ended = True
+        if self._live.turn is self:
+            self._live.turn = None
+
+    async def give_up_lease(self) -> None:
+        lease, self.lease = self.lease, None
+        if lease is not None and self._owners is not None:
+            await self._owners.give_up(lease)
+
+    async def __aenter__(self) -> Turn:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            await self.give_up_lease()
+        finally:
+            self.end()
+
+
+@dataclass(slots=True, eq=False)
+class LiveTask:
+    """A task this process is working on, or someone here follows."""
+
+    task_id: str
+    context_id: str
+    task: Task | None
+    log: EventLog
+    publishing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    """Held while one event is stored and logged, so numbers are given out in order."""
+    turn: Turn | None = None
+    """The run working on the task until the interaction ends; ``None``: free."""
+    last_turn: Turn | None = None
+    """The latest run, which may still be winding down after its turn ended."""
+    holders: int = 0
+    canceling: asyncio.Future[BaseException | None] | None = None
+    """Set while a ``tasks/cancel`` is under way; what it ended with."""
+    broken: bool = False
+    """A store write failed: the task is settled and no longer served from here."""
+    pending_user_message: Message | None = None
+    """The incoming message of a new task, until the task exists to hold it."""
+    received: str = ""
+    """When the message that created the task arrived (its ``submitted`` time)."""
+    push_configs: tuple[str, ...] | None = None
+    """Ids of the task's push configs (``None``: not read from the store yet)."""
+
+    def begin_turn(self, owners: Ownership | None = None) -> Turn:
+        """Take the run slot, or raise ``InvalidParamsError`` if a run holds it. No
+        await may come between the caller's checks and this call."""
+        if self.turn is not None:
+            raise busy(self.task_id)
+        self.turn = self.last_turn = Turn(self, owners)
+        return self.turn
+
+    @property
+    def winding_down(self) -> bool:
+        """Whether the latest run's turn ended but its code still runs."""
+        last = self.last_turn
+        return last is not None and last.run is not None and not last.run.done()
+
+
+def busy(task_id: str) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"Task {task_id} is still working on an earlier message; send again once it "
+        "asks for input or finishes, or cancel it first."
+    )

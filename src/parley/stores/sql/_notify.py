@@ -1,0 +1,103 @@
+"""``PostgresBus``: the server's event bus over PostgreSQL ``LISTEN/NOTIFY``.
+
+One connection of the store's engine is kept for listening; notes go out with
+``pg_notify`` on any connection. If the listening connection drops, it is opened again
+and the receiver is told ``"*"`` (catch up on everything), since notes may have been
+missed meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+logger = logging.getLogger("parley.server")
+
+CHANNEL = "parley_events"
+_RETRY = 1.0
+
+
+class PostgresBus:
+    """Notes between processes sharing the PostgreSQL database of ``engine``."""
+
+    def __init__(self, engine: AsyncEngine, channel: str = CHANNEL) -> None:
+        self._engine = engine
+        self._channel = channel
+        self._listening: asyncio.Task[None] | None = None
+        self._sending: AsyncConnection | None = None
+        self._lock = asyncio.Lock()
+
+    async def start(self, receive: Callable[[str], None]) -> None:
+        ready = asyncio.get_running_loop().create_future()
+        self._listening = asyncio.create_task(self._listen(receive, ready), name="parley-bus")
+        await ready
+
+    async def _listen(self, receive: Callable[[str], None], ready: asyncio.Future[None]) -> None:
+        def heard(connection: Any, pid: int, channel: str, payload: str) -> None:
+            receive(payload)
+
+        while True:
+            try:
+                async with self._engine.connect() as connection:
+                    raw = await connection.get_raw_connection()
+                    driver: Any = raw.driver_connection
+                    await driver.add_listener(self._channel, heard)
+                    if ready.done():
+                        receive("*")  # back after a drop: notes may have been missed
+                    else:
+                        ready.set_result(None)
+                    closed = _termination(driver)
+                    await closed
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                if not ready.done():  # could not listen at all: the start fails with it
+                    ready.set_exception(error)
+                    return
+                logger.warning(
+                    "event bus: lost the PostgreSQL connection (%s); reconnecting", error
+                )
+            await asyncio.sleep(_RETRY)
+
+    async def send(self, note: str) -> None:
+        async with self._lock:
+            try:
+                if self._sending is None:
+                    self._sending = await self._engine.connect()
+                await self._sending.execute(
+                    text("SELECT pg_notify(:channel, :note)"),
+                    {"channel": self._channel, "note": note},
+                )
+                await self._sending.commit()
+            except Exception:
+                logger.exception("event bus: could not send a note")
+                sending, self._sending = self._sending, None
+                if sending is not None:
+                    await sending.invalidate()
+                    await sending.close()
+
+    async def aclose(self) -> None:
+        listening, self._listening = self._listening, None
+        if listening is not None:
+            listening.cancel()
+            await asyncio.gather(listening, return_exceptions=True)
+        sending, self._sending = self._sending, None
+        if sending is not None:
+            await sending.close()
+
+
+def _termination(driver: Any) -> asyncio.Future[None]:
+    """A future that is done when the driver connection closes."""
+    closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def terminated(_: Any) -> None:
+        if not closed.done():
+            closed.set_result(None)
+
+    driver.add_termination_listener(terminated)
+    return closed

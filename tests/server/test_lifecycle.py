@@ -1,0 +1,155 @@
+"""The task lifecycle under ordinary timing, over real HTTP on 127.0.0.1 with the demo
+agent, on every store (spec 6.3 multi-turn, 7.1 message/send, 7.4 tasks/cancel).
+
+Each case here once failed: an answer sent right after ``input-required`` refused,
+one of two concurrent answers silently dropped, finished tasks left in the registry,
+a second concurrent cancel answered ``-32006`` (``messageId`` is checked in
+``tests/bindings/test_message_id.py``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from parley.demo import create_demo_app
+from tests.servers import running
+from tests.stores.databases import STORES, served_store
+
+_ids = itertools.count(1)
+
+
+def _message(text: str, **fields: Any) -> dict[str, Any]:
+    return {
+        "role": "user",
+        "kind": "message",
+        "messageId": f"lifecycle-{next(_ids)}",
+        "parts": [{"kind": "text", "text": text}],
+        **fields,
+    }
+
+
+async def _rpc(client: httpx.AsyncClient, method: str, params: Any) -> dict[str, Any]:
+    request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    response = await client.post("/", json=request)
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+async def _ask_for_details(client: httpx.AsyncClient) -> dict[str, Any]:
+    asked = await _rpc(client, "message/send", {"message": _message("book a flight")})
+    task: dict[str, Any] = asked["result"]
+    assert task["status"]["state"] == "input-required"
+    return task
+
+
+def _serve(kind: str, tmp_path: Path) -> Any:
+    return served_store(kind, tmp_path)
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_an_answer_right_after_input_required_is_taken(kind: str, tmp_path: Path) -> None:
+    """100 of 100: the run slot is free before the asking caller is woken (spec 6.3)."""
+
+    async def trials(base: str) -> list[str]:
+        states = []
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            for _ in range(100):
+                task = await _ask_for_details(client)
+                answer = _message("from Oslo to Rome on 2026-12-01", taskId=task["id"])
+                answered = await _rpc(client, "message/send", {"message": answer})
+                assert "error" not in answered, answered
+                states.append(answered["result"]["status"]["state"])
+        return states
+
+    with _serve(kind, tmp_path) as store, running(create_demo_app(task_store=store)) as base:
+        states = asyncio.run(trials(base))
+    assert states == ["input-required"] * 100  # each asked for consent: the answer was acted on
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_two_concurrent_answers_are_never_lost(kind: str, tmp_path: Path) -> None:
+    """50 trials: never both refused; an answer told success is always in the history
+    (when the first run ends before the second answer arrives, both are taken)."""
+
+    async def trials(base: str) -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            for _ in range(50):
+                task = await _ask_for_details(client)
+                answers = [
+                    _message(f"from {origin} to Rome on 2026-12-01", taskId=task["id"])
+                    for origin in ("Oslo", "Bergen")
+                ]
+                replies = await asyncio.gather(
+                    *(_rpc(client, "message/send", {"message": a}) for a in answers)
+                )
+                taken = [a for a, r in zip(answers, replies, strict=True) if "result" in r]
+                refused = [r["error"] for r in replies if "error" in r]
+                assert taken, replies
+                for refusal in refused:
+                    assert refusal["code"] == -32602
+                    assert "still working on an earlier message" in refusal["message"]
+                got = await _rpc(client, "tasks/get", {"id": task["id"]})
+                history = [m["messageId"] for m in got["result"]["history"]]
+                for answer in taken:
+                    assert answer["messageId"] in history, (replies, got)  # stored, acted on
+                assert len(history) == len(set(history))
+                assert got["result"]["status"]["state"] == "input-required"
+
+    with _serve(kind, tmp_path) as store, running(create_demo_app(task_store=store)) as base:
+        asyncio.run(trials(base))
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_concurrent_cancels_both_answer_canceled(kind: str, tmp_path: Path) -> None:
+    """tasks/cancel is idempotent (spec 7.4): a second cancel answers the canceled task."""
+
+    async def scenario(base: str) -> list[dict[str, Any]]:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            counting = _message("count to 300")
+            params = {"message": counting, "configuration": {"blocking": False}}
+            started = (await _rpc(client, "message/send", params))["result"]
+            replies = await asyncio.gather(
+                *(_rpc(client, "tasks/cancel", {"id": started["id"]}) for _ in range(3))
+            )
+            replies.append(await _rpc(client, "tasks/cancel", {"id": started["id"]}))
+            return replies
+
+    with _serve(kind, tmp_path) as store:
+        app = create_demo_app(task_store=store)
+        with running(app) as base:
+            replies = asyncio.run(scenario(base))
+            live = dict(app.handler.runs.live)
+    assert [r.get("result", r)["status"]["state"] for r in replies] == ["canceled"] * 4
+    assert live == {}
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_finished_tasks_leave_the_registry(kind: str, tmp_path: Path) -> None:
+    """message/send and tasks/cancel on a finished task hold it only for the call."""
+
+    async def scenario(base: str) -> tuple[int, int]:
+        async with httpx.AsyncClient(base_url=base, timeout=30) as client:
+            done = await _rpc(client, "message/send", {"message": _message("tell me a joke")})
+            task_id = done["result"]["id"]
+            refused = 0
+            for _ in range(20):
+                more = _message("again", taskId=task_id)
+                refused += "error" in await _rpc(client, "message/send", {"message": more})
+                canceled = await _rpc(client, "tasks/cancel", {"id": task_id})
+                assert canceled["error"]["code"] == -32002  # completed: not cancelable
+            return refused, 20
+
+    with _serve(kind, tmp_path) as store:
+        app = create_demo_app(task_store=store)
+        with running(app) as base:
+            refused, sent = asyncio.run(scenario(base))
+            live = dict(app.handler.runs.live)
+    assert refused == sent
+    assert live == {}
