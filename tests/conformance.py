@@ -230,7 +230,11 @@ def speaks_v0_3(scope: Scope, request: Any) -> bool:
 def check_jsonrpc(seen: Observations, request: Any, payload: Any) -> None:
     """Check one JSON-RPC response against the request it answers."""
     method = request.get("method") if isinstance(request, dict) else None
-    if method in BY_V1_JSONRPC_METHOD and isinstance(payload, dict):
+    refused_version = (
+        isinstance(payload, dict) and (payload.get("error") or {}).get("code") == -32009
+    )
+    # a refused A2A-Version chose no dialect: that answer is in the default (v0.3) form
+    if method in BY_V1_JSONRPC_METHOD and isinstance(payload, dict) and not refused_version:
         if "error" in payload:
             error = payload["error"]
             check_v1_error(seen, error.get("data") if isinstance(error, dict) else None)

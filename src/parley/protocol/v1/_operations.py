@@ -393,6 +393,19 @@ def plain(data: Any) -> Any:
     return data
 
 
+def _check_status_filter(request: Wire, message: Any) -> None:
+    """ProtoJSON skips an enum name it does not know when unknown fields are ignored; for
+    ListTasks' ``status`` that would list every task: refuse it instead."""
+    given = request.get("status")
+    if (
+        given in (None, "", 0, "TASK_STATE_UNSPECIFIED")
+        or "status" not in message.DESCRIPTOR.fields_by_name
+    ):
+        return
+    if not message.status:
+        raise ConversionError("status is not a TaskState name (TASK_STATE_WORKING, ...)")
+
+
 def decode_request(operation: V1Operation, request: Any) -> Any:
     """The core params (a model, or ``None``) of a v1.0 request: a ProtoJSON dict, or the
     request proto message. Raises ``ConversionError`` for what does not fit the proto,
@@ -403,6 +416,7 @@ def decode_request(operation: V1Operation, request: Any) -> Any:
             json_format.ParseDict(request, message, ignore_unknown_fields=True)
         except json_format.ParseError as error:
             raise ConversionError(str(error)) from None
+        _check_status_filter(request, message)
         request = message
     wire = operation.params_from_v1(plain(json_format.MessageToDict(request)))
     params = operation.core.params
