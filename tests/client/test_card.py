@@ -175,3 +175,35 @@ async def test_an_agent_of_an_unknown_version_is_refused_plainly() -> None:
         await connect(card)
     with pytest.raises(ClientError, match=r"speaks only A2A 1\.0; this client speaks 0\.3"):
         await connect(parse_card(_v1_card("1.0")), protocol="0.3")
+
+
+async def test_reading_a_card_file_leaves_the_event_loop_free(tmp_path: Path) -> None:
+    """The file is read in a worker thread: a card behind a pipe that the event loop
+    itself fills is read, where a blocking read would stall the loop (a thread writes
+    after 10 s so that a regression fails instead of hanging)."""
+    import asyncio
+    import os
+    import threading
+
+    fifo = tmp_path / "card.json"
+    os.mkfifo(fifo)
+    body = card(url="http://127.0.0.1:9/").to_json()
+    writers: list[str] = []
+
+    def write(who: str) -> None:
+        writers.append(who)
+        with fifo.open("wb") as pipe:
+            pipe.write(body)
+
+    rescue = threading.Timer(10, write, args=("a thread, after the loop stalled",))
+    rescue.start()
+    try:
+        reading = asyncio.create_task(fetch_card(str(fifo)))
+        await asyncio.sleep(0)  # fetch_card runs up to its first await
+        if not writers:  # else the loop was stalled until the rescue wrote
+            await asyncio.to_thread(write, "the event loop")
+        fetched = await reading
+    finally:
+        rescue.cancel()
+    assert writers[0] == "the event loop"
+    assert fetched.name == card().name

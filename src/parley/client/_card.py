@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import httpx
 from pydantic import ValidationError
 
@@ -147,7 +147,7 @@ async def fetch_card(
     """
     parse = parse_early_card if protocol == EARLY else parse_card
     if not source.startswith(("http://", "https://")):
-        return _read_file(source, parse)
+        return await _read_file(source, parse)
     limits = timeouts or Timeouts()
     http = http_client or httpx.AsyncClient()
     urls = card_urls(source)
@@ -195,10 +195,9 @@ def _card_from(response: httpx.Response, url: str, parse: _Parser = parse_card) 
     return parse(data, f"the card at {url}")
 
 
-def _read_file(source: str, parse: _Parser = parse_card) -> AgentCard:
-    path = Path(source)
-    try:
-        data = path.read_bytes()
+async def _read_file(source: str, parse: _Parser = parse_card) -> AgentCard:
+    try:  # in a worker thread: a slow disk or a pipe must not hold up the event loop
+        data = await anyio.Path(source).read_bytes()
     except OSError as error:
         raise CardError(f"cannot read the card file {source}: {error.strerror}") from None
     return parse(data, f"the card file {source}")
