@@ -3,18 +3,32 @@ and parley's invariant: every event once, in order)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 
+import anyio
 import httpx
 import pytest
 
-from parley.client import Client, StreamInterruptedError, TaskTracker, connect, text_of
+from parley.client import (
+    AgentUnreachableError,
+    Client,
+    StreamInterruptedError,
+    TaskTracker,
+    connect,
+    text_of,
+)
 from parley.client._client import send_params
 from parley.protocol import BY_NAME
+from parley.server._recovery import RESTARTED
 from parley.types import TaskState
+from tests.cli.test_serve import free_port
 from tests.client.agents import ticking_app
 from tests.servers import running
 
+ROOT = Path(__file__).resolve().parents[2]
 TICKS = 8
 PARAMS = send_params("go", None, None, None, None)
 
@@ -115,3 +129,112 @@ async def test_gives_up_after_max_resumes() -> None:
                 async for _ in client.stream_message("go"):
                     pass
     assert len([r for r in cutter.requests if b"tasks/resubscribe" in r.content]) == 2
+
+
+class _Counting(httpx.AsyncBaseTransport):
+    """Real HTTP; counts the resubscribe attempts, refused or not."""
+
+    def __init__(self) -> None:
+        self.inner = httpx.AsyncHTTPTransport()
+        self.resubscribes = 0
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        if b"tasks/resubscribe" in request.content:
+            self.resubscribes += 1
+        return await self.inner.handle_async_request(request)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def _parley_serve(port: int, database: Path) -> subprocess.Popen[bytes]:
+    command = [
+        str(Path(sys.executable).with_name("parley")),
+        "serve",
+        "tests.stores.slow_agent:agent",
+        "--db",
+        f"sqlite:///{database}",
+        "--port",
+        str(port),
+    ]
+    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+async def _serving(base: str, process: subprocess.Popen[bytes]) -> None:
+    async with httpx.AsyncClient() as http:
+        for _ in range(400):  # at most 20 s
+            try:
+                if (await http.get(f"{base}/health")).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None, "parley serve stopped"
+            await anyio.sleep(0.05)
+    raise AssertionError("parley serve did not start")
+
+
+async def test_a_stream_is_resumed_across_a_server_restart(tmp_path: Path) -> None:
+    """Spec 7.9 with the default policy: the server is killed mid-stream and started
+    again on the same database; the client keeps resubscribing with backoff until it
+    answers, then gets the task's end (failed: the run was lost in the restart)."""
+    port, database = free_port(), tmp_path / "tasks.db"
+    base = f"http://127.0.0.1:{port}"
+    server = _parley_serve(port, database)
+    again: subprocess.Popen[bytes] | None = None
+    try:
+        await _serving(base, server)
+        counting = _Counting()
+        seen = 0
+        async with (
+            httpx.AsyncClient(transport=counting) as http,
+            connect(base, http_client=http) as client,
+        ):
+            tracker = TaskTracker()
+            async for event in client.stream_message("go"):
+                tracker.apply(event)
+                seen += 1
+                if seen == 5:
+                    server.kill()
+                    server.wait(10)
+                    again = _parley_serve(port, database)  # the client is already retrying
+        assert tracker.state is TaskState.failed
+        assert tracker.task is not None
+        assert text_of(tracker.task.status.message) == RESTARTED
+        assert counting.resubscribes >= 2  # refused while the server was down, then served
+    finally:
+        for process in (server, again):
+            if process is not None and process.poll() is None:
+                process.terminate()
+                process.wait(10)
+
+
+async def test_a_stream_whose_server_stays_down_ends_with_stream_interrupted(
+    tmp_path: Path,
+) -> None:
+    """Past ``resume_window`` the caller gets StreamInterruptedError (docs/client.md),
+    with the last event id and the unreachable agent as its cause."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = _parley_serve(port, tmp_path / "tasks.db")
+    try:
+        await _serving(base, server)
+        async with connect(base, resume_window=1.5) as client:
+
+            async def follow_and_kill() -> None:
+                seen = 0
+                async for _ in client.stream_message("go"):
+                    seen += 1
+                    if seen == 5:
+                        server.kill()
+                        server.wait(10)
+
+            with pytest.raises(StreamInterruptedError) as raised:
+                await follow_and_kill()
+        assert raised.value.last_event_id is not None
+        assert raised.value.last_event_id >= 5
+        assert isinstance(raised.value.__cause__, AgentUnreachableError)
+        assert "could not be resumed" in raised.value.message
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            server.wait(10)

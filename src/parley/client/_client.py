@@ -62,8 +62,10 @@ class Client:
     """An A2A client over one transport.
 
     ``card`` is the agent's card (interceptors read its security schemes);
-    ``extensions`` are asked for on every call; ``max_resumes`` is how many times in a
-    row a broken stream is resumed before ``StreamInterruptedError`` reaches the caller.
+    ``extensions`` are asked for on every call. A broken stream is resumed (see
+    ``stream``) for up to ``resume_window`` seconds after it broke, the first attempt at
+    once and the next ones ``resume_delay`` apart, doubling up to 5 s; ``max_resumes``
+    also bounds the attempts in a row (``None``: as many as the window allows).
     Use it as an async context manager, or call ``aclose``.
     """
 
@@ -74,8 +76,9 @@ class Client:
         card: AgentCard | None = None,
         interceptors: Sequence[ClientInterceptor] = (),
         extensions: Iterable[str] = (),
-        max_resumes: int = 3,
-        resume_delay: float = 0.2,
+        max_resumes: int | None = None,
+        resume_delay: float = 0.25,
+        resume_window: float = 30.0,
     ) -> None:
         self.transport = transport
         self.card = card
@@ -83,6 +86,7 @@ class Client:
         self.extensions = frozenset(extensions)
         self.max_resumes = max_resumes
         self.resume_delay = resume_delay
+        self.resume_window = resume_window
 
     async def __aenter__(self) -> Client:
         return self
@@ -285,11 +289,13 @@ class Client:
         """Run any streaming operation; resume it through ``tasks/resubscribe`` when it breaks.
 
         Events whose sequence number was already delivered are skipped, so the caller
-        sees each once, in order. After ``max_resumes`` failed resumptions in a row the
-        last ``StreamInterruptedError`` is raised.
+        sees each once, in order. While the agent cannot be reached (a server restarting)
+        resumption backs off; once ``resume_window`` has passed since the stream broke
+        (or after ``max_resumes`` attempts in a row) with no new event,
+        ``StreamInterruptedError`` is raised, carrying ``last_event_id``.
         """
         call = await self._prepare(operation, params, context)
-        resume = _Resume(call, operation, self.max_resumes)
+        resume = _Resume(call, operation, self)
         deadline = _Deadline(call.context.timeout)
         while True:
             try:
@@ -309,15 +315,12 @@ class Client:
                     "The stream closed before the run's last event",
                     last_event_id=resume.last_event_id,
                 )
-            except StreamInterruptedError as error:
-                if not resume.can_retry():
-                    await self._failed(call, error)
-                    raise
             except A2AError as error:
-                if not (resume.resuming and resume.can_retry(unreachable=error)):
-                    await self._failed(call, error)
-                    raise
-            await anyio.sleep(self.resume_delay * (resume.failures - 1))
+                problem = resume.failed(error)
+                if problem is not None:
+                    await self._failed(call, problem)
+                    raise problem from problem.__cause__
+            await anyio.sleep(resume.delay())
 
     async def _prepare(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext | None
@@ -337,14 +340,18 @@ class Client:
 
 
 class _Resume:
-    """Where a stream stands: the last event id delivered, the task, the retries left."""
+    """Where a stream stands: the last event id delivered, the task, and the attempts to
+    resume it since it broke (reset by every new event)."""
 
-    def __init__(self, call: ClientCall, operation: Operation, max_resumes: int) -> None:
+    def __init__(self, call: ClientCall, operation: Operation, client: Client) -> None:
         self.operation = operation
         self.params = call.params
         self.context = call.context
-        self.max_resumes = max_resumes
+        self.max_resumes = client.max_resumes
+        self.first_delay = client.resume_delay
+        self.window = client.resume_window
         self.failures = 0
+        self.broken_at: float | None = None
         self.resuming = False
         self.ended = False
         self.last_event_id = call.context.last_event_id
@@ -361,6 +368,7 @@ class _Resume:
             isinstance(item.event, TaskStatusUpdateEvent) and item.event.final
         )
         self.failures = 0
+        self.broken_at = None
         self._delivered += 1
         return True
 
@@ -368,10 +376,28 @@ class _Resume:
         # A stream that closed without events has nothing to resume (an empty answer).
         return self._delivered == 0 and not self.resuming
 
-    def can_retry(self, unreachable: A2AError | None = None) -> bool:
-        if unreachable is not None and not isinstance(unreachable, AgentUnreachableError):
+    def failed(self, error: A2AError) -> A2AError | None:
+        """``None`` to try again (resuming), or the error to raise: a broken stream, or
+        an agent unreachable while resuming, once the window is over, becomes
+        ``StreamInterruptedError``; any other error is the agent's answer."""
+        if isinstance(error, StreamInterruptedError):
+            return None if self.can_retry() else error
+        if not (isinstance(error, AgentUnreachableError) and self.resuming):
+            return error
+        if self.can_retry():
+            return None
+        interrupted = self.gave_up(error)
+        interrupted.__cause__ = error
+        return interrupted
+
+    def can_retry(self) -> bool:
+        """Whether to try again, and if so, switch to ``tasks/resubscribe``."""
+        now = anyio.current_time()
+        if self.broken_at is None:
+            self.broken_at = now
+        if self.task_id is None or now - self.broken_at >= self.window:
             return False
-        if self.task_id is None or self.failures >= self.max_resumes:
+        if self.max_resumes is not None and self.failures >= self.max_resumes:
             return False
         self.failures += 1
         self.resuming = True
@@ -379,6 +405,27 @@ class _Resume:
         self.params = TaskIdParams(id=self.task_id)
         self.context = dataclasses.replace(self.context, last_event_id=self.last_event_id)
         return True
+
+    def delay(self) -> float:
+        """The pause before the next attempt: none for the first, then ``resume_delay``
+        doubling up to 5 s, never past the end of the window."""
+        if self.failures <= 1:
+            return 0.0
+        backoff: float = min(self.first_delay * 2.0 ** (self.failures - 2), _MAX_RESUME_DELAY)
+        assert self.broken_at is not None
+        return max(min(backoff, self.broken_at + self.window - anyio.current_time()), 0.0)
+
+    def gave_up(self, error: A2AError) -> StreamInterruptedError:
+        assert self.broken_at is not None
+        waited = anyio.current_time() - self.broken_at
+        return StreamInterruptedError(
+            f"The stream broke and could not be resumed in {waited:.1f} s "
+            f"({self.failures} attempts): {error.message}",
+            last_event_id=self.last_event_id,
+        )
+
+
+_MAX_RESUME_DELAY = 5.0
 
 
 class _Deadline:

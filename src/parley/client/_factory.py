@@ -47,8 +47,12 @@ class ClientConfig:
     """Shared by the HTTP transports and card fetching; the caller closes it."""
     interceptors: Sequence[ClientInterceptor] = ()
     extensions: Sequence[str] = ()
-    max_resumes: int = 3
-    """How many times in a row a broken stream is resumed."""
+    max_resumes: int | None = None
+    """At most this many attempts in a row to resume a broken stream (``None``: as many
+    as ``resume_window`` allows)."""
+    resume_window: float = 30.0
+    """How long after a stream broke the client keeps trying to resume it (seconds):
+    long enough for a server to restart."""
     extended_card: bool = True
     """Fetch the authenticated extended card when the card offers one and there are
     interceptors to carry credentials."""
@@ -102,6 +106,7 @@ class ClientFactory:
             interceptors=config.interceptors,
             extensions=config.extensions,
             max_resumes=config.max_resumes,
+            resume_window=config.resume_window,
         )
 
     async def connect(self, source: str | AgentCard) -> Client:
