@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 from typing import Any
@@ -55,9 +56,14 @@ async def send(client: httpx.AsyncClient, text: str, **fields: Any) -> Any:
 
 
 async def sse(
-    client: httpx.AsyncClient, method: str, params: Any, headers: dict[str, str] | None = None
+    client: httpx.AsyncClient,
+    method: str,
+    params: Any,
+    headers: dict[str, str] | None = None,
+    first: asyncio.Event | None = None,
 ) -> list[tuple[int | None, dict[str, Any]]]:
-    """Every event of an SSE answer as (id, JSON-RPC response)."""
+    """Every event of an SSE answer as (id, JSON-RPC response); ``first`` is set when
+    the first event has arrived (the reader is subscribed: a signal, not a sleep)."""
     events: list[tuple[int | None, dict[str, Any]]] = []
     async with client.stream("POST", "/", json=body(method, params), headers=headers) as response:
         assert response.headers["content-type"].startswith("text/event-stream")
@@ -68,4 +74,6 @@ async def sse(
             elif line.startswith("data:"):
                 events.append((event_id, json.loads(line[5:])))
                 event_id = None
+                if first is not None:
+                    first.set()
     return events

@@ -128,8 +128,11 @@ async def test_resubscribe_sends_the_task_then_live_events(
 ) -> None:
     """Spec 7.9: resubscribe to a running task: the current Task first, then what follows."""
     task = await send(http, "slow", configuration={"blocking": False})
-    reader = asyncio.create_task(sse(http, "tasks/resubscribe", {"id": task["id"]}, None))
-    await asyncio.sleep(0.2)
+    subscribed = asyncio.Event()
+    reader = asyncio.create_task(
+        sse(http, "tasks/resubscribe", {"id": task["id"]}, None, subscribed)
+    )
+    await subscribed.wait()  # the Task came: the reader follows the log
     served[1].release.set()
     events = await reader
     kinds = [answer["result"]["kind"] for _, answer in events]
@@ -172,10 +175,11 @@ async def test_last_event_id_resumes_with_no_gap_and_no_duplicate(
                 if len(seen) == 5:
                     break  # the connection drops here
     task_id = seen[0][1]["result"]["id"]
+    resumed = asyncio.Event()
     reader = asyncio.create_task(
-        sse(http, "tasks/resubscribe", {"id": task_id}, {"Last-Event-ID": "5"})
+        sse(http, "tasks/resubscribe", {"id": task_id}, {"Last-Event-ID": "5"}, resumed)
     )
-    await asyncio.sleep(0.2)
+    await resumed.wait()  # event 6 came: the reader follows the log
     served[1].release.set()
     rest = await reader
     ids = [event_id for event_id, _ in seen] + [event_id for event_id, _ in rest]
@@ -208,10 +212,11 @@ async def test_a_stalled_reader_blocks_neither_the_agent_nor_other_readers(
         assert first is not None
         task_id = first["result"]["id"]
         async with httpx.AsyncClient(base_url=served[0], timeout=60) as other:
+            following = asyncio.Event()
             reader = asyncio.create_task(
-                sse(other, "tasks/resubscribe", {"id": task_id}, {"Last-Event-ID": "0"})
+                sse(other, "tasks/resubscribe", {"id": task_id}, {"Last-Event-ID": "0"}, following)
             )
-            await asyncio.sleep(0.5)
+            await following.wait()  # the replay began: the reader follows the log
             served[1].release.set()
             events = await asyncio.wait_for(reader, 60)
             done = await result(other, "tasks/get", {"id": task_id, "historyLength": 0})

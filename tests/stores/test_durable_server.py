@@ -117,10 +117,9 @@ def test_retention_removes_expired_tasks(tmp_path: Path) -> None:
     assert answer["error"]["code"] == -32001  # TaskNotFoundError
 
 
-async def _per_event_ms(store: Store, chunks: int = 3000) -> tuple[float, float]:
+async def _append_chunks(store: Store, chunks: int = 3000) -> None:
     task = Task(id="big", context_id="c", status=TaskStatus(state=TaskState.working))
     await store.append("big", [StoredEvent(1, task)])
-    timings: list[float] = []
     for n in range(chunks):
         event = TaskArtifactUpdateEvent(
             task_id="big",
@@ -128,31 +127,25 @@ async def _per_event_ms(store: Store, chunks: int = 3000) -> tuple[float, float]
             artifact=Artifact(artifact_id="a", parts=[TextPart(text=f"chunk {n:05d} " * 8)]),
             append=n > 0,
         )
-        started = time.perf_counter()
         await store.append("big", [StoredEvent(n + 2, event)])
-        timings.append(time.perf_counter() - started)
     snapshot = await store.get("big")
     assert snapshot is not None
     assert snapshot.sequence == chunks + 1
     assert snapshot.task.artifacts is not None
     assert len(snapshot.task.artifacts[0].parts) == chunks
-    first, last = timings[:100], timings[-100:]
-    return sum(first) * 10, sum(last) * 10  # mean in ms: sum / 100 * 1000
 
 
 @pytest.mark.parametrize(
     "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 )
-async def test_cost_per_event_stays_flat(backend: str, tmp_path: Path) -> None:
+async def test_3000_chunks_fold_into_one_artifact(backend: str, tmp_path: Path) -> None:
+    """Spec 7.2.4 (append): every chunk of a long artifact is kept, in order. The cost
+    per event as the task grows is measured by bench/store_events.py (timings are not
+    asserted in tests)."""
     if backend == "sqlite":
         store = SQLStore(sqlite_url(tmp_path))
-        first, last = await _per_event_ms(store)
+        await _append_chunks(store)
         await store.aclose()
     else:
         async with postgres_engine() as engine:
-            first, last = await _per_event_ms(SQLStore(engine))
-    print(
-        f"\n{backend}: 3,000 artifact chunks into one task: {first:.2f} ms/event for the "
-        f"first 100, {last:.2f} ms/event for the last 100"
-    )
-    assert last < first * 5 + 1, "the cost per event grows with the task"
+            await _append_chunks(SQLStore(engine))
