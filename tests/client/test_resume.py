@@ -139,7 +139,7 @@ class _Counting(httpx.AsyncBaseTransport):
         self.resubscribes = 0
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        if b"tasks/resubscribe" in request.content:
+        if b"subscribe" in request.content.lower():  # tasks/resubscribe, SubscribeToTask
             self.resubscribes += 1
         return await self.inner.handle_async_request(request)
 
