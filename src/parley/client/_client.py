@@ -63,9 +63,10 @@ class Client:
 
     ``card`` is the agent's card (interceptors read its security schemes);
     ``extensions`` are asked for on every call. A broken stream is resumed (see
-    ``stream``) for up to ``resume_window`` seconds after it broke, the first attempt at
-    once and the next ones ``resume_delay`` apart, doubling up to 5 s; ``max_resumes``
-    also bounds the attempts in a row (``None``: as many as the window allows).
+    ``stream``): while the agent cannot be reached, for up to ``resume_window`` seconds
+    after the break, the first attempt at once and the next ones ``resume_delay`` apart,
+    doubling up to 5 s; a stream the agent itself keeps breaking, ``max_resumes`` times
+    in a row.
     Use it as an async context manager, or call ``aclose``.
     """
 
@@ -76,7 +77,7 @@ class Client:
         card: AgentCard | None = None,
         interceptors: Sequence[ClientInterceptor] = (),
         extensions: Iterable[str] = (),
-        max_resumes: int | None = None,
+        max_resumes: int = 3,
         resume_delay: float = 0.25,
         resume_window: float = 30.0,
     ) -> None:
@@ -291,8 +292,8 @@ class Client:
         Events whose sequence number was already delivered are skipped, so the caller
         sees each once, in order. While the agent cannot be reached (a server restarting)
         resumption backs off; once ``resume_window`` has passed since the stream broke
-        (or after ``max_resumes`` attempts in a row) with no new event,
-        ``StreamInterruptedError`` is raised, carrying ``last_event_id``.
+        with no new event (or after ``max_resumes`` streams in a row that the agent broke
+        again), ``StreamInterruptedError`` is raised, carrying ``last_event_id``.
         """
         call = await self._prepare(operation, params, context)
         resume = _Resume(call, operation, self)
@@ -351,6 +352,7 @@ class _Resume:
         self.first_delay = client.resume_delay
         self.window = client.resume_window
         self.failures = 0
+        self.broken = 0
         self.broken_at: float | None = None
         self.resuming = False
         self.ended = False
@@ -368,6 +370,7 @@ class _Resume:
             isinstance(item.event, TaskStatusUpdateEvent) and item.event.final
         )
         self.failures = 0
+        self.broken = 0
         self.broken_at = None
         self._delivered += 1
         return True
@@ -377,11 +380,13 @@ class _Resume:
         return self._delivered == 0 and not self.resuming
 
     def failed(self, error: A2AError) -> A2AError | None:
-        """``None`` to try again (resuming), or the error to raise: a broken stream, or
-        an agent unreachable while resuming, once the window is over, becomes
-        ``StreamInterruptedError``; any other error is the agent's answer."""
+        """``None`` to try again (resuming), or the error to raise. A stream the agent
+        broke is retried ``max_resumes`` times in a row; an agent unreachable while
+        resuming (restarting) until the window is over, then ``StreamInterruptedError``;
+        any other error is the agent's answer."""
         if isinstance(error, StreamInterruptedError):
-            return None if self.can_retry() else error
+            self.broken += 1
+            return None if self.broken <= self.max_resumes and self.can_retry() else error
         if not (isinstance(error, AgentUnreachableError) and self.resuming):
             return error
         if self.can_retry():
@@ -396,8 +401,6 @@ class _Resume:
         if self.broken_at is None:
             self.broken_at = now
         if self.task_id is None or now - self.broken_at >= self.window:
-            return False
-        if self.max_resumes is not None and self.failures >= self.max_resumes:
             return False
         self.failures += 1
         self.resuming = True

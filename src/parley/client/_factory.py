@@ -47,9 +47,9 @@ class ClientConfig:
     """Shared by the HTTP transports and card fetching; the caller closes it."""
     interceptors: Sequence[ClientInterceptor] = ()
     extensions: Sequence[str] = ()
-    max_resumes: int | None = None
-    """At most this many attempts in a row to resume a broken stream (``None``: as many
-    as ``resume_window`` allows)."""
+    max_resumes: int = 3
+    """How many times in a row a stream the agent broke again is resumed (an agent that
+    cannot be reached is retried for ``resume_window`` instead)."""
     resume_window: float = 30.0
     """How long after a stream broke the client keeps trying to resume it (seconds):
     long enough for a server to restart."""
