@@ -102,9 +102,6 @@ class SQLBase:
         owns = not isinstance(database, AsyncEngine)
         self.engine = _engine(database) if isinstance(database, str) else database
         self._process_lock = _claim_sqlite_file(self.engine)
-        self.notify_channel: str | None = None
-        """PostgreSQL: ``pg_notify`` this channel with ``e <sequence> <task id>`` in the
-        transaction of every append (set by a server that listens there)."""
         self._owns_engine = owns
         self._migrate = migrate
         self._ready = False
@@ -113,6 +110,19 @@ class SQLBase:
         """Batches the appends and snapshot saves of concurrent tasks into shared
         transactions (group commit); ``None`` for an in-memory SQLite database, which the
         writer's own connection would not see."""
+
+    @property
+    def notify_channel(self) -> str | None:
+        """PostgreSQL: ``pg_notify`` this channel with ``e <sequence> <task id>`` in the
+        transaction of every append (set by a server that listens there)."""
+        writer = self.writer
+        return writer.channel if isinstance(writer, PostgresWriter) else None
+
+    @notify_channel.setter
+    def notify_channel(self, channel: str | None) -> None:
+        writer = self.writer
+        if isinstance(writer, PostgresWriter):
+            writer.channel = channel
 
     @property
     def is_sqlite(self) -> bool:

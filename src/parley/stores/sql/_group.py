@@ -13,7 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import asyncpg
 
@@ -41,6 +41,34 @@ def _touch(dialect: Any) -> Any:
     )
 
 
+def _acquire() -> Any:
+    now: Any = bindparam("now")
+    take = sqlite.insert(leases).values(
+        task_id=bindparam("task_id"),
+        holder=bindparam("holder"),
+        token=1,
+        expires=bindparam("expires"),
+    )
+    mine = (leases.c.holder == take.excluded.holder) & (leases.c.expires > now)
+    return take.on_conflict_do_update(
+        index_elements=[leases.c.task_id],
+        set_={
+            "holder": take.excluded.holder,
+            "token": case((mine, leases.c.token), else_=leases.c.token + 1),
+            "expires": take.excluded.expires,
+        },
+        where=(leases.c.expires <= now) | (leases.c.holder == take.excluded.holder),
+    ).returning(leases.c.token, leases.c.expires)
+
+
+def _release() -> Any:
+    return (
+        update(leases)
+        .where(leases.c.task_id == bindparam("task_id"), leases.c.token == bindparam("token"))
+        .values(expires=0.0)
+    )
+
+
 def _save(dialect: Any) -> Any:
     names = ("id", "context_id", "state", "snapshot", "snapshot_sequence", "touched", "owner")
     upsert = dialect.insert(tasks).values({name: bindparam(name) for name in names})
@@ -61,10 +89,15 @@ INSERT_EVENT = Statement.of(_INSERT_EVENT)
 TOUCH_TASK = Statement.of(_touch(sqlite))
 SAVE_TASK = Statement.of(_save(sqlite))
 LEASE_TOKEN = Statement.of(select(leases.c.token).where(leases.c.task_id == bindparam("task_id")))
+RELEASE = Statement.of(_release())
+ACQUIRE = Statement.of(_acquire())
 
 PG_INSERT_EVENT = Statement.of(_INSERT_EVENT, _POSTGRES)
 PG_TOUCH = Statement.of(_touch(postgresql), _POSTGRES)
 PG_SAVE = Statement.of(_save(postgresql), _POSTGRES)
+PG_RELEASE = Statement.of(_release(), _POSTGRES)
+PG_NOTIFY = "SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note"
+"""One ``pg_notify`` per appending task of a batch, in the batch's transaction."""
 PG_LEASES = (
     f"SELECT {leases.c.task_id.name}, {leases.c.token.name} FROM {leases.name} "
     f"WHERE {leases.c.task_id.name} = ANY($1::text[]) FOR SHARE"
@@ -87,28 +120,28 @@ def context_of(logged: Sequence[StoredEvent]) -> str | None:
 
 class AppendWrite:
     """One task's events, ready to write: serialized on the caller's side, so the
-    writer's thread only runs statements."""
+    writer's thread only runs statements. With ``snapshot`` (the values of a save) the
+    task row is saved instead of touched; with ``release`` the lease is given up, all in
+    the same transaction."""
 
-    __slots__ = ("events", "lease", "logged", "task_id", "touch")
+    __slots__ = ("events", "lease", "logged", "release", "snapshot", "task_id", "touch")
 
     def __init__(
         self,
         task_id: str,
         logged: Sequence[StoredEvent],
-        state: str | None,
-        touched: float,
+        touch: dict[str, Any],
         lease: Lease | None,
+        snapshot: dict[str, Any] | None = None,
+        release: bool = False,
     ) -> None:
         self.task_id = task_id
         self.logged = logged
         self.events = [(task_id, s.sequence, s.event.to_json().decode()) for s in logged]
-        self.touch = {
-            "id": task_id,
-            "state": state,
-            "context_id": context_of(logged),
-            "touched": touched,
-        }
+        self.touch = touch
         self.lease = lease
+        self.snapshot = snapshot
+        self.release = release and lease is not None
 
     def __call__(self, connection: sqlite3.Connection) -> None:
         lease = self.lease
@@ -118,13 +151,33 @@ class AppendWrite:
             ).fetchone()
             if row is None or row[0] != lease.token:
                 raise LeaseLostError(lost(lease.task_id))
-        if not self.events:
-            return
-        try:
-            connection.executemany(INSERT_EVENT.sql, self.events)
-        except sqlite3.IntegrityError:
-            raise ValueError(_duplicate(self.task_id, self.logged)) from None
-        connection.execute(TOUCH_TASK.sql, TOUCH_TASK.parameters(self.touch))
+        if self.events:
+            try:
+                connection.executemany(INSERT_EVENT.sql, self.events)
+            except sqlite3.IntegrityError:
+                raise ValueError(_duplicate(self.task_id, self.logged)) from None
+        if self.snapshot is not None:
+            connection.execute(SAVE_TASK.sql, SAVE_TASK.parameters(self.snapshot))
+        elif self.events:
+            connection.execute(TOUCH_TASK.sql, TOUCH_TASK.parameters(self.touch))
+        if self.release and lease is not None:
+            connection.execute(
+                RELEASE.sql, RELEASE.parameters({"task_id": lease.task_id, "token": lease.token})
+            )
+
+
+class LeaseWrite:
+    """Take (or renew) a task's lease: the SQL of ``SQLSide.acquire_lease``, compiled;
+    returns ``(token, expires)`` or ``None`` when another holder has it."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+
+    def __call__(self, connection: sqlite3.Connection) -> tuple[int, float] | None:
+        row = connection.execute(ACQUIRE.sql, ACQUIRE.parameters(self.values)).fetchone()
+        return None if row is None else (int(row[0]), float(row[1]))
 
 
 class SaveWrite:

@@ -29,6 +29,8 @@ from parley.stores._protocols import duplicate as _duplicate
 from parley.stores.sql._group import (
     PG_INSERT_EVENT,
     PG_LEASES,
+    PG_NOTIFY,
+    PG_RELEASE,
     PG_SAVE,
     PG_TOUCH,
     AppendWrite,
@@ -43,6 +45,9 @@ class PostgresWriter:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
+        self.channel: str | None = None
+        """``pg_notify`` this channel with ``e <sequence> <task id>`` for every append,
+        in the batch's transaction (the store's ``notify_channel``)."""
         self._queue: list[tuple[Write, asyncio.Future[None]]] = []
         self._drain: asyncio.Task[None] | None = None
 
@@ -84,7 +89,7 @@ class PostgresWriter:
             raw: Any = (await connection.get_raw_connection()).driver_connection
             try:
                 async with raw.transaction():
-                    await _apply(raw, [write for write, _ in batch])
+                    await _apply(raw, [write for write, _ in batch], self.channel)
             except Exception as error:
                 if len(batch) == 1:
                     _finish(batch[0][1], _translated(error, batch[0][0]))
@@ -92,7 +97,7 @@ class PostgresWriter:
                 for write, future in batch:
                     try:
                         async with raw.transaction():
-                            await _apply(raw, [write])
+                            await _apply(raw, [write], self.channel)
                     except Exception as alone:
                         _finish(future, _translated(alone, write))
                     else:
@@ -102,7 +107,7 @@ class PostgresWriter:
             _finish(future, None)
 
 
-async def _apply(raw: Any, writes: list[Write]) -> None:
+async def _apply(raw: Any, writes: list[Write], channel: str | None) -> None:
     appends = [write for write in writes if isinstance(write, AppendWrite)]
     leased = [write.lease for write in appends if write.lease is not None]
     if leased:
@@ -114,11 +119,24 @@ async def _apply(raw: Any, writes: list[Write]) -> None:
     logged = [row for write in appends for row in write.events]
     if logged:
         await raw.executemany(PG_INSERT_EVENT.sql, logged)
-        touched = [PG_TOUCH.parameters(write.touch) for write in appends if write.events]
+    touched = [PG_TOUCH.parameters(w.touch) for w in appends if w.events and w.snapshot is None]
+    if touched:
         await raw.executemany(PG_TOUCH.sql, touched)
-    saves = [PG_SAVE.parameters(write.values) for write in writes if isinstance(write, SaveWrite)]
+    saves = [PG_SAVE.parameters(w.values) for w in writes if isinstance(w, SaveWrite)]
+    saves += [PG_SAVE.parameters(w.snapshot) for w in appends if w.snapshot is not None]
     if saves:
         await raw.executemany(PG_SAVE.sql, saves)
+    released = [
+        PG_RELEASE.parameters({"task_id": w.lease.task_id, "token": w.lease.token})
+        for w in appends
+        if w.release and w.lease is not None
+    ]
+    if released:
+        await raw.executemany(PG_RELEASE.sql, released)
+    if channel is not None:
+        notes = [f"e {w.logged[-1].sequence} {w.task_id}" for w in appends if w.logged]
+        if notes:
+            await raw.execute(PG_NOTIFY, channel, notes)
 
 
 def _translated(error: Exception, write: Write) -> Exception:

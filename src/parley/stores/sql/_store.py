@@ -102,16 +102,22 @@ class SQLStore(SQLSide):
         release: bool = False,
     ) -> None:
         writer = self.writer
-        # The writer batches plain appends; one that also saves, releases, writes outbox
-        # entries or notifies other processes goes in a transaction of its own.
-        special = outbox or snapshot is not None or release or self.notify_channel
-        if writer is None or special:
+        if writer is None or outbox:  # outbox rows: the SQLAlchemy path, in one transaction
             await self.append_many((Append(task_id, events, outbox, lease, snapshot, release),))
             return
-        if events or lease is not None:
-            await self._connect()
-            write = AppendWrite(task_id, events, _state_of(events), time.time(), lease)
-            await writer.submit(write)
+        if not (events or lease is not None or snapshot is not None):
+            return
+        await self._connect()
+        touch = {
+            "id": task_id,
+            "state": _state_of(events),
+            "context_id": context_of(events),
+            "touched": time.time(),
+        }
+        saved = None
+        if snapshot is not None:
+            saved = _save_values(snapshot, events[-1].sequence if events else 0, None)
+        await writer.submit(AppendWrite(task_id, events, touch, lease, saved, release))
 
     async def append_many(self, batch: Sequence[Append]) -> None:
         batch = [p for p in batch if p.events or p.outbox or p.lease or p.snapshot]

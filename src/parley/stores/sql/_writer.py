@@ -45,19 +45,23 @@ _STOP = object()
 
 @dataclass(frozen=True, slots=True)
 class Statement:
-    """A statement compiled for ``sqlite3``: its SQL and the order of its parameters."""
+    """A statement compiled for ``sqlite3`` (or asyncpg): its SQL, the order of its
+    parameters, and the values of the literals SQLAlchemy made parameters of."""
 
     sql: str
     names: tuple[str, ...]
+    literals: dict[str, Any]
 
     @classmethod
     def of(cls, statement: Any, dialect: Any = None) -> Statement:
         """``statement`` compiled for ``dialect`` (SQLite's by default)."""
         compiled = statement.compile(dialect=dialect or sqlite.dialect())
-        return cls(str(compiled), tuple(compiled.positiontup or ()))
+        literals = {name: value for name, value in compiled.params.items() if value is not None}
+        return cls(str(compiled), tuple(compiled.positiontup or ()), literals)
 
     def parameters(self, values: dict[str, Any]) -> tuple[Any, ...]:
-        return tuple(values[name] for name in self.names)
+        literals = self.literals
+        return tuple(values[name] if name in values else literals[name] for name in self.names)
 
 
 @dataclass(slots=True)
