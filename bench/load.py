@@ -20,37 +20,72 @@ SCRIPT = BENCH / "lua" / "a2a.lua"
 
 
 def wrk(served: Served, connections: int, seconds: float, *, call: str = "send") -> dict[str, Any]:
-    """One wrk run of ``call`` (send or stream) at ``connections``; the figures as a dict."""
+    """One wrk run of ``call`` (send or stream) at ``connections``; the figures as a dict.
+
+    A target of several processes gets one wrk per process, all at once, each with its
+    share of the connections (no load balancer in front, whose own cost would count):
+    requests add up, p50 is the mean and p99 the worst of theirs."""
     timeout = "30s" if call == "stream" else "10s"
-    command = [
-        "taskset", "-c", LOAD_CPU, "wrk", "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s",
-        "--timeout", timeout, "-s", str(SCRIPT), served.url,
-    ]  # fmt: skip
     env = {**os.environ, "BENCH_CALL": call, "BENCH_DIALECT": served.target.dialect}
-    cpu_before = cpu_seconds(served.pid)
-    done = subprocess.run(
-        command, capture_output=True, text=True, env=env, timeout=seconds + 120, check=False
-    )
-    cpu = cpu_seconds(served.pid) - cpu_before
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        raise RuntimeError(f"wrk failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-    raw: dict[str, Any] = json.loads(lines[-1])
-    elapsed = raw["seconds"]
+    servers = served.all
+    shares = [
+        connections // len(servers) + (i < connections % len(servers)) for i in range(len(servers))
+    ]
+    cpu_before = sum(cpu_seconds(pid) for _, pid in servers)
+    runs = [
+        subprocess.Popen(
+            [
+                "taskset",
+                "-c",
+                LOAD_CPU,
+                "wrk",
+                "-t1",
+                f"-c{share}",
+                f"-d{max(1, round(seconds))}s",
+                "--timeout",
+                timeout,
+                "-s",
+                str(SCRIPT),
+                url,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for (url, _), share in zip(servers, shares, strict=True)
+    ]
+    raws = [_result(run, seconds) for run in runs]
+    cpu = sum(cpu_seconds(pid) for _, pid in servers) - cpu_before
+    elapsed = max(raw["seconds"] for raw in raws)
+    total = {key: sum(raw[key] for raw in raws) for key in _SUMMED}
     result: dict[str, Any] = {
         "call": call,
         "connections": connections,
-        "per_s": round(raw["requests"] / elapsed, 1),
-        "p50_ms": raw["p50_us"] / 1000,
-        "p99_ms": raw["p99_us"] / 1000,
-        "max_ms": raw["max_us"] / 1000,
+        "per_s": round(total["requests"] / elapsed, 1),
+        "p50_ms": sum(raw["p50_us"] for raw in raws) / len(raws) / 1000,
+        "p99_ms": max(raw["p99_us"] for raw in raws) / 1000,
+        "max_ms": max(raw["max_us"] for raw in raws) / 1000,
         "server_cpu": round(cpu / elapsed, 3),
-        "errors": raw["socket_errors"] + raw["status_errors"] + raw["timeouts"],
+        "errors": total["socket_errors"] + total["status_errors"] + total["timeouts"],
     }
     if call == "stream":
-        result["events_per_s"] = round(raw["events"] / elapsed, 1)
-        result["events_per_stream"] = (
-            round(raw["events"] / raw["streams"], 2) if raw["streams"] else 0
-        )
-        result["errors"] += raw["bad_streams"]
+        result["events_per_s"] = round(total["events"] / elapsed, 1)
+        streams = total["streams"]
+        result["events_per_stream"] = round(total["events"] / streams, 2) if streams else 0
+        result["errors"] += total["bad_streams"]
     return result
+
+
+_SUMMED = (
+    "requests", "socket_errors", "status_errors", "timeouts", "streams", "events", "bad_streams",
+)  # fmt: skip
+
+
+def _result(run: subprocess.Popen[str], seconds: float) -> dict[str, Any]:
+    stdout, stderr = run.communicate(timeout=seconds + 120)
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if run.returncode != 0 or not lines:
+        raise RuntimeError(f"wrk failed ({run.returncode}):\n{stdout}\n{stderr}")
+    raw: dict[str, Any] = json.loads(lines[-1])
+    return raw

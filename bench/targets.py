@@ -45,6 +45,8 @@ class Target:
     streams: bool = True
     """Whether it streams 10 chunks for ``stream`` (the demo agent does not)."""
     env: dict[str, str] = field(default_factory=dict)
+    processes: int = 1
+    """``parley serve`` processes on the one database (``multi``: 2)."""
 
 
 TARGETS = {
@@ -66,6 +68,14 @@ TARGETS = {
         Target(
             "postgres", "parley echo, PostgreSQL", "parley", "bench.parley_echo:echo", "postgres"
         ),
+        Target(
+            "multi",
+            "parley echo, PG, 2 processes",
+            "parley",
+            "bench.parley_echo:echo",
+            "postgres",
+            processes=2,
+        ),
         Target("sdk", "a2a-sdk 0.3.26", "sdk03", "sdk_echo:app"),
         Target(
             "sdk-no-otel",
@@ -79,10 +89,7 @@ TARGETS = {
 }
 """Every target ``--targets`` can name, in the order of the table."""
 
-PENDING = {
-    "multi": "two `parley serve` processes on one PostgreSQL behind one port, against one: "
-    "waits for multi-process serving (issue 10); not measured, no row",
-}
+PENDING: dict[str, str] = {}
 """Targets the benchmark names but cannot run yet, with the reason."""
 
 
@@ -100,34 +107,48 @@ class Served:
     target: Target
     database: str | None = None
     """The database URL of a SQL store, for the million-task mode."""
+    more: list[tuple[str, int]] = field(default_factory=list)
+    """(url, pid) of the other processes of a several-process target."""
+
+    @property
+    def all(self) -> list[tuple[str, int]]:
+        return [(self.url, self.pid), *self.more]
 
 
 @contextlib.contextmanager
 def serving(
     target: Target, postgres: str = DEFAULT_POSTGRES, db_url: str | None = None
 ) -> Iterator[Served]:
-    """Serve ``target`` on a free port, pinned to the server CPU, until the block ends."""
+    """Serve ``target`` on free ports (one per process), pinned to the server CPU, until
+    the block ends."""
     with _store(target, postgres, db_url) as (folder, database):
-        port = free_port()
-        command, cwd = _command(target, port, database if db_url or target.db != "sqlite" else None)
-        pinned = ["taskset", "-c", SERVER_CPU, *command]
-        env = {
-            **os.environ,
-            **target.env,
-            "PYTHONPATH": str(cwd if target.kind != "parley" else ROOT),
-        }
-        process = subprocess.Popen(pinned, cwd=folder or cwd, env=env, stdout=subprocess.DEVNULL)
-        url = f"http://127.0.0.1:{port}/"
+        db = database if db_url or target.db != "sqlite" else None
+        env = {**os.environ, **target.env}
+        started: list[tuple[str, subprocess.Popen[bytes]]] = []
         try:
-            wait_ready(process, url, target.dialect)
-            yield Served(url, process.pid, target, database)
+            for _ in range(target.processes):
+                port = free_port()
+                command, cwd = _command(target, port, db)
+                env["PYTHONPATH"] = str(cwd if target.kind != "parley" else ROOT)
+                process = subprocess.Popen(
+                    ["taskset", "-c", SERVER_CPU, *command],
+                    cwd=folder or cwd,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                )
+                started.append((f"http://127.0.0.1:{port}/", process))
+                wait_ready(process, started[-1][0], target.dialect)
+            (url, first), rest = started[0], started[1:]
+            yield Served(url, first.pid, target, database, [(u, p.pid) for u, p in rest])
         finally:
-            process.terminate()
-            try:
-                process.wait(15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            for _, process in started:
+                process.terminate()
+            for _, process in started:
+                try:
+                    process.wait(15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
 
 
 def _command(target: Target, port: int, db: str | None) -> tuple[list[str], Path]:

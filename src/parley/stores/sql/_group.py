@@ -41,9 +41,9 @@ def _touch(dialect: Any) -> Any:
     )
 
 
-def _acquire() -> Any:
+def _acquire(dialect: Any) -> Any:
     now: Any = bindparam("now")
-    take = sqlite.insert(leases).values(
+    take = dialect.insert(leases).values(
         task_id=bindparam("task_id"),
         holder=bindparam("holder"),
         token=1,
@@ -90,12 +90,13 @@ TOUCH_TASK = Statement.of(_touch(sqlite))
 SAVE_TASK = Statement.of(_save(sqlite))
 LEASE_TOKEN = Statement.of(select(leases.c.token).where(leases.c.task_id == bindparam("task_id")))
 RELEASE = Statement.of(_release())
-ACQUIRE = Statement.of(_acquire())
+ACQUIRE = Statement.of(_acquire(sqlite))
 
 PG_INSERT_EVENT = Statement.of(_INSERT_EVENT, _POSTGRES)
 PG_TOUCH = Statement.of(_touch(postgresql), _POSTGRES)
 PG_SAVE = Statement.of(_save(postgresql), _POSTGRES)
 PG_RELEASE = Statement.of(_release(), _POSTGRES)
+PG_ACQUIRE = Statement.of(_acquire(postgresql), _POSTGRES)
 PG_NOTIFY = "SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note"
 """One ``pg_notify`` per appending task of a batch, in the batch's transaction."""
 PG_LEASES = (

@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from parley.stores._protocols import LeaseLostError, lost
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores.sql._group import (
+    PG_ACQUIRE,
     PG_INSERT_EVENT,
     PG_LEASES,
     PG_NOTIFY,
@@ -34,10 +35,11 @@ from parley.stores.sql._group import (
     PG_SAVE,
     PG_TOUCH,
     AppendWrite,
+    LeaseWrite,
     SaveWrite,
 )
 
-Write = AppendWrite | SaveWrite
+Write = AppendWrite | SaveWrite | LeaseWrite
 
 
 class PostgresWriter:
@@ -48,18 +50,19 @@ class PostgresWriter:
         self.channel: str | None = None
         """``pg_notify`` this channel with ``e <sequence> <task id>`` for every append,
         in the batch's transaction (the store's ``notify_channel``)."""
-        self._queue: list[tuple[Write, asyncio.Future[None]]] = []
+        self._queue: list[tuple[Write, asyncio.Future[Any]]] = []
         self._drain: asyncio.Task[None] | None = None
 
-    async def submit(self, write: Write) -> None:
-        """Write in the next batch; returns once it is committed, or raises its error."""
+    async def submit(self, write: Write) -> Any:
+        """Write in the next batch; returns once it is committed (with the lease a
+        ``LeaseWrite`` took), or raises its error."""
         future = asyncio.get_running_loop().create_future()
         self._queue.append((write, future))
         if self._drain is None or self._drain.done():
             self._drain = asyncio.get_running_loop().create_task(
                 self._drain_queue(), name="parley-postgres-writer"
             )
-        await future
+        return await future
 
     async def aclose(self) -> None:
         """Wait for the batch being written (when it runs on this event loop)."""
@@ -84,12 +87,12 @@ class PostgresWriter:
                     future.cancel()
                 raise
 
-    async def _commit(self, batch: list[tuple[Write, asyncio.Future[None]]]) -> None:
+    async def _commit(self, batch: list[tuple[Write, asyncio.Future[Any]]]) -> None:
         async with self.engine.connect() as connection:
             raw: Any = (await connection.get_raw_connection()).driver_connection
             try:
                 async with raw.transaction():
-                    await _apply(raw, [write for write, _ in batch], self.channel)
+                    taken = await _apply(raw, [write for write, _ in batch], self.channel)
             except Exception as error:
                 if len(batch) == 1:
                     _finish(batch[0][1], _translated(error, batch[0][0]))
@@ -97,17 +100,23 @@ class PostgresWriter:
                 for write, future in batch:
                     try:
                         async with raw.transaction():
-                            await _apply(raw, [write], self.channel)
+                            alone_taken = await _apply(raw, [write], self.channel)
                     except Exception as alone:
                         _finish(future, _translated(alone, write))
                     else:
-                        _finish(future, None)
+                        _finish(future, None, alone_taken.get(write))
                 return
-        for _, future in batch:
-            _finish(future, None)
+        for write, future in batch:
+            _finish(future, None, taken.get(write))
 
 
-async def _apply(raw: Any, writes: list[Write], channel: str | None) -> None:
+async def _apply(raw: Any, writes: list[Write], channel: str | None) -> dict[Write, Any]:
+    """Write the batch; returns what each ``LeaseWrite`` took."""
+    taken: dict[Write, Any] = {}
+    for write in writes:
+        if isinstance(write, LeaseWrite):
+            row = await raw.fetchrow(PG_ACQUIRE.sql, *PG_ACQUIRE.parameters(write.values))
+            taken[write] = None if row is None else (int(row[0]), float(row[1]))
     appends = [write for write in writes if isinstance(write, AppendWrite)]
     leased = [write.lease for write in appends if write.lease is not None]
     if leased:
@@ -137,6 +146,7 @@ async def _apply(raw: Any, writes: list[Write], channel: str | None) -> None:
         notes = [f"e {w.logged[-1].sequence} {w.task_id}" for w in appends if w.logged]
         if notes:
             await raw.execute(PG_NOTIFY, channel, notes)
+    return taken
 
 
 def _translated(error: Exception, write: Write) -> Exception:
@@ -145,10 +155,10 @@ def _translated(error: Exception, write: Write) -> Exception:
     return error
 
 
-def _finish(future: asyncio.Future[None], error: Exception | None) -> None:
+def _finish(future: asyncio.Future[Any], error: Exception | None, result: Any = None) -> None:
     if future.done():
         return
     if error is None:
-        future.set_result(None)
+        future.set_result(result)
     else:
         future.set_exception(error)

@@ -13,7 +13,6 @@ from parley.stores._protocols import Lease, OutboxEntry
 from parley.stores.sql._base import SQLBase, insert
 from parley.stores.sql._group import LeaseWrite
 from parley.stores.sql._schema import leases, outbox, push_configs
-from parley.stores.sql._writer import SQLiteWriter
 from parley.types import PushNotificationConfig
 
 
@@ -132,7 +131,7 @@ class SQLSide(SQLBase):
     async def acquire_lease(self, task_id: str, holder: str, ttl: float) -> Lease | None:
         engine = await self._connect()
         now = time.time()
-        if isinstance(self.writer, SQLiteWriter):  # one statement, in the next group commit
+        if self.writer is not None:  # one statement, in the next group commit
             values = {"task_id": task_id, "holder": holder, "expires": now + ttl, "now": now}
             taken = await self.writer.submit(LeaseWrite(values))
             return None if taken is None else Lease(task_id, holder, *taken)
