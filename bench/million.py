@@ -175,13 +175,14 @@ async def _age(url: str) -> None:
 
 
 async def _remaining(url: str) -> int:
+    """How many of the aged tasks are left (not the ones the load keeps adding)."""
     engine = _engine(url)
     try:
         owner = next(t for t in await _tables(engine) if "context_id" in t.c and "id" in t.c)
+        activity = next(owner.c[name] for name in ACTIVITY_COLUMNS if name in owner.c)
+        aged = select(func.count()).select_from(owner).where(activity < time.time() - AGE / 2)
         async with engine.connect() as connection:
-            return int(
-                (await connection.execute(select(func.count()).select_from(owner))).scalar() or 0
-            )
+            return int((await connection.execute(aged)).scalar() or 0)
     finally:
         await engine.dispose()
 
@@ -189,13 +190,13 @@ async def _remaining(url: str) -> int:
 def _during_sweep(target: Any, url: str) -> dict[str, Any]:
     """Load in slices while retention deletes; stops once the tasks are gone."""
     slices = []
-    started = time.monotonic()
     with serving(target, db_url=url) as served:
+        started = time.monotonic()
         for _ in range(MAX_SLICES):
             slices.append(wrk(served, 64, SLICE_SECONDS))
             left = asyncio.run(_remaining(url))
             slices[-1]["tasks_left"] = left
-            if left < 1_000:
+            if left == 0:
                 break
     return {
         "sweep_seconds": round(time.monotonic() - started, 1),
