@@ -1,6 +1,6 @@
 """a2a-sdk 1.3's echo agent for the benchmark (protocol v1.0), in the SDK's documented style.
 
-Runs in its own venv (``.interop/venv-sdk13``, see ``venvs.py``): an ``AgentExecutor``
+Runs in the a2a-sdk 1.3 venv (``.interop/venv-1``, see ``venvs.py``): an ``AgentExecutor``
 that completes a task with the text as its artifact (or streams 10 chunks for
 ``stream``) through ``TaskUpdater``, served by ``DefaultRequestHandler`` +
 ``InMemoryTaskStore`` on a Starlette app with the SDK's card and JSON-RPC routes.

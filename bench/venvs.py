@@ -1,19 +1,15 @@
 """The official SDKs the benchmark compares with, each in a virtual environment of its own.
 
-a2a-sdk 0.3.26 is the interop suite's venv (``.interop/venv``, ``tests/interop/sdk.py``);
-a2a-sdk 1.3 (protocol v1.0) gets ``.interop/venv-sdk13``, built the same way, with the
-extras its docs name for an HTTP server.
+Both are the interop suite's venvs (``tests/interop/sdk.py``): a2a-sdk 0.3.26 in
+``.interop/venv`` and a2a-sdk 1.3 (protocol v1.0) in ``.interop/venv-1``, built once and
+reused while their pins are unchanged.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.interop.sdk import ROOT, sdk_python, venv_python
-
-SDK13_VERSION = "1.3.0"
-SDK13_REQUIREMENTS = (f"a2a-sdk[http-server]=={SDK13_VERSION}", "uvicorn[standard]>=0.30")
-SDK13_VENV = ROOT / ".interop" / "venv-sdk13"
+from tests.interop.sdk import sdk1_python, sdk_python
 
 
 def sdk03_python() -> Path:
@@ -23,4 +19,4 @@ def sdk03_python() -> Path:
 
 def sdk13_python() -> Path:
     """The python of the a2a-sdk 1.3 venv."""
-    return venv_python(SDK13_VENV, SDK13_REQUIREMENTS)
+    return sdk1_python()
