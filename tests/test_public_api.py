@@ -86,6 +86,7 @@ def test_server_public_names() -> None:
             "TLSHTTPProtocol",
             "TokenVerifier",
             "Bus",
+            "TrustedProxies",
             "CallContext",
             "CancelRefusingAgent",
             "CardError",

@@ -23,12 +23,23 @@ from rich.console import Console
 from rich.markup import escape
 
 from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
-from parley.server import A2AApp, CardError, GRPCOptions, SigningKeys, create_app
+from parley.server import (
+    A2AApp,
+    APIKeyVerifier,
+    CardError,
+    GRPCOptions,
+    SigningKeys,
+    TrustedProxies,
+    create_app,
+)
 from parley.server._bus import open_bus
 from parley.server.push import PushSettings
-from parley.types import AgentCard
+from parley.types import AgentCard, APIKeySecurityScheme
 
 console = Console(stderr=True, highlight=False)
+
+API_KEY_SCHEME = "apiKey"
+"""The name ``--api-key`` gives its scheme in the card's ``securitySchemes``."""
 
 _STORE_MODULES = ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3", "alembic", "parley.stores")
 
@@ -85,6 +96,23 @@ def serve(
             "allowed there too (repeatable), e.g. 127.0.0.1/32 for a local receiver.",
         ),
     ] = None,
+    api_key: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--api-key",
+            help="NAME:SECRET: require an API key in header X-API-Key, declared in the card "
+            "(repeatable; each NAME is a principal, who owns the tasks it creates).",
+        ),
+    ] = None,
+    forwarded_allow_ips: Annotated[
+        str | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            envvar="FORWARDED_ALLOW_IPS",
+            help="Proxies (IPs or networks, comma-separated, * for any) whose "
+            "X-Forwarded-Proto/Host are believed. Default: 127.0.0.1.",
+        ),
+    ] = None,
     signing_key: Annotated[
         list[Path] | None,
         typer.Option(
@@ -98,11 +126,18 @@ def serve(
     optionally gRPC, with its card at /.well-known/agent-card.json."""
     options = _push_options(allow_push_to or [], signing_key or [])
     options.update(_sharing_options(bus, lease_ttl))
-    app = _load(agent, db, options)
+    app = _load(agent, db, options, _api_keys(api_key or []))
+    if forwarded_allow_ips is not None:
+        try:
+            app.proxies = TrustedProxies(forwarded_allow_ips)
+        except ValueError as error:
+            _fail(f"--forwarded-allow-ips: {error}")
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
     listener = _listen(host, port)
-    config = uvicorn.Config(app, log_level=log_level, lifespan="off")
+    # X-Forwarded-* are the app's to judge (--forwarded-allow-ips): uvicorn's own handling
+    # would replace the proxy's address with the client's before the app sees it
+    config = uvicorn.Config(app, log_level=log_level, lifespan="off", proxy_headers=False)
     server = uvicorn.Server(config)
     with (
         suppress(KeyboardInterrupt),  # Ctrl-C: uvicorn stopped, then the agent
@@ -135,6 +170,8 @@ def _banner(app: A2AApp, host: str, port: int) -> str:
     if app.grpc_options is not None:
         scheme = "TLS" if app.grpc_options.tls else "plaintext"
         lines.append(f"  gRPC: {host}:{app.grpc_options.port} ({scheme})")
+    if app.authenticator is not None:
+        lines.append("  auth: an API key in header X-API-Key (--api-key)")
     lines.append(f"  card: {url.rstrip('/')}/.well-known/agent-card.json")
     lines.append(f"  try:  parley chat {url}")
     return "\n".join(lines)
@@ -204,11 +241,44 @@ def _push_options(allow: list[str], keys: list[Path]) -> dict[str, Any]:
     return options
 
 
-def _load(target: str | None, db: str | None, options: dict[str, Any]) -> A2AApp:
-    if target is None:
-        from parley.demo import create_demo_app
+def _api_keys(values: list[str]) -> dict[str, str]:
+    """``--api-key NAME:SECRET`` values as principal name -> key."""
+    keys: dict[str, str] = {}
+    for value in values:
+        name, sep, secret = value.partition(":")
+        if not sep or not name or not secret:
+            _fail(f"--api-key takes NAME:SECRET, not {value.split(':')[0]!r}...")
+        if name in keys:
+            _fail(f"--api-key names {name!r} twice")
+        keys[name] = secret
+    return keys
 
-        return create_demo_app(task_store=task_store(db or DEFAULT_DB), **options)
+
+def _require_api_key(card: AgentCard, keys: dict[str, str]) -> tuple[AgentCard, dict[str, Any]]:
+    """``card`` declaring (only) an API key in header X-API-Key, and its verifier."""
+    scheme = APIKeySecurityScheme(
+        name="X-API-Key", in_="header", description="A key given to parley serve --api-key"
+    )
+    secured = card.model_copy(
+        update={
+            "security_schemes": {**(card.security_schemes or {}), API_KEY_SCHEME: scheme},
+            "security": [{API_KEY_SCHEME: []}],
+        }
+    )
+    return secured, {"security": {API_KEY_SCHEME: APIKeyVerifier(keys)}}
+
+
+def _load(
+    target: str | None, db: str | None, options: dict[str, Any], keys: dict[str, str]
+) -> A2AApp:
+    if target is None:
+        from parley.demo import demo, demo_card
+
+        demo_agent_card = demo_card()
+        if keys:
+            demo_agent_card, security = _require_api_key(demo_agent_card, keys)
+            options = {**options, **security}
+        return create_app(demo, demo_agent_card, task_store=task_store(db or DEFAULT_DB), **options)
     value, module = _import(target)
     if isinstance(value, A2AApp):
         if db is not None:
@@ -217,14 +287,17 @@ def _load(target: str | None, db: str | None, options: dict[str, Any]) -> A2AApp
                 "Give create_app(task_store=open_store(...)) the store there, or point "
                 "parley serve at the agent (module:agent, with `card` beside it)"
             )
-        if options:
+        if options or keys:
             _fail(f"{target} is a built A2AApp: give it push settings, keys and its bus in code")
         return value
-    card = getattr(module, "card", None)
+    card: Any = getattr(module, "card", None)
     if not isinstance(card, AgentCard):
         _fail(f"{target} is an agent, but {module.__name__!r} defines no `card` (an AgentCard)")
     if "push" in options and not card.capabilities.push_notifications:
         _fail("--allow-push-to: the card does not declare capabilities.pushNotifications")
+    if keys:
+        card, security = _require_api_key(card, keys)
+        options = {**options, **security}
     try:
         return create_app(value, card, task_store=task_store(db or DEFAULT_DB), **options)
     except (TypeError, CardError) as error:

@@ -20,7 +20,7 @@ from parley.server._agent import (
 from parley.server._app import A2AApp, create_app
 from parley.server._auth import Authenticator, Credentials, MissingCredentials, SchemeVerifier
 from parley.server._bus import Bus, RedisBus
-from parley.server._card import CardError
+from parley.server._card import CardError, TrustedProxies
 from parley.server._context import CallContext, Principal, RequestContext
 from parley.server._events import EventLog
 from parley.server._gc import tune_gc
@@ -80,6 +80,7 @@ __all__ = [
     "TLSHTTPProtocol",
     "TaskUpdater",
     "TokenVerifier",
+    "TrustedProxies",
     "agent",
     "create_app",
     "new_id",
