@@ -8,7 +8,9 @@ Sits on ``parley.protocol`` and ``parley.types``; the ``parley`` command sits on
 
 from parley.client._auth import APIKeyAuth, CredentialProvider, CredentialsAuth, StaticCredentials
 from parley.client._card import card_problems, card_urls, card_warnings, fetch_card, parse_card
+from parley.client._card_verify import CardVerification, CardVerifier
 from parley.client._client import Client, user_message
+from parley.client._credentials import BasicAuth, ClientTLS, OAuth2ClientCredentials
 from parley.client._errors import (
     AgentUnreachableError,
     CardError,
@@ -48,8 +50,11 @@ __all__ = [
     "APIKeyAuth",
     "AgentKeys",
     "AgentUnreachableError",
+    "BasicAuth",
     "BearerAuth",
     "CardError",
+    "CardVerification",
+    "CardVerifier",
     "Client",
     "ClientCall",
     "ClientCallContext",
@@ -57,6 +62,7 @@ __all__ = [
     "ClientError",
     "ClientFactory",
     "ClientInterceptor",
+    "ClientTLS",
     "ClientTimeoutError",
     "CredentialProvider",
     "CredentialsAuth",
@@ -65,6 +71,7 @@ __all__ = [
     "JSONRPCTransport",
     "KeyNotFoundError",
     "NotAnAgentError",
+    "OAuth2ClientCredentials",
     "PushNotification",
     "PushReceiver",
     "StaticCredentials",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import anyio
@@ -26,6 +26,9 @@ from parley.client.transports._http import not_an_agent, refused, translated
 from parley.protocol._cards import card_from_v1
 from parley.protocol.early import card_from_early, wire
 from parley.types import AgentCard
+
+if TYPE_CHECKING:
+    from parley.client._card_verify import CardVerifier
 
 _Parser = Callable[[Any, str], AgentCard]
 
@@ -136,8 +139,12 @@ async def fetch_card(
     timeouts: Timeouts | None = None,
     headers: dict[str, str] | None = None,
     protocol: str | None = None,
+    verifier: CardVerifier | None = None,
 ) -> AgentCard:
     """The card at ``source``: a base URL, a card URL, or a file path.
+
+    With ``verifier`` the card's signatures are checked under its policy, on the JSON as
+    received (``CardError`` when the policy refuses the card).
 
     With ``protocol="2025-early"`` the card is read in that dialect's shape, from
     ``/.well-known/agent.json`` of a base URL.
@@ -147,7 +154,8 @@ async def fetch_card(
     """
     parse = parse_early_card if protocol == EARLY else parse_card
     if not source.startswith(("http://", "https://")):
-        return await _read_file(source, parse)
+        data, where = await _read_file(source)
+        return await _checked(data, where, parse, verifier)
     limits = timeouts or Timeouts()
     http = http_client or httpx.AsyncClient()
     urls = card_urls(source)
@@ -164,7 +172,7 @@ async def fetch_card(
                 )
             if response.status_code == 404 and url != urls[-1]:
                 continue
-            return _card_from(response, url, parse)
+            return await _checked(_card_json(response, url), f"the card at {url}", parse, verifier)
         raise AssertionError("unreachable")  # pragma: no cover
     finally:
         if http_client is None:
@@ -180,7 +188,20 @@ def card_urls(source: str) -> list[str]:
     return [base + path for path in CARD_PATHS]
 
 
-def _card_from(response: httpx.Response, url: str, parse: _Parser = parse_card) -> AgentCard:
+async def _checked(
+    data: Any, where: str, parse: _Parser, verifier: CardVerifier | None
+) -> AgentCard:
+    if verifier is not None:
+        try:
+            raw = json.loads(data) if isinstance(data, bytes | str) else data
+        except ValueError:
+            raw = None  # parse says what is wrong with it
+        if isinstance(raw, dict):
+            await verifier.verify(raw)
+    return parse(data, where)
+
+
+def _card_json(response: httpx.Response, url: str) -> Any:
     refused(response)
     if response.status_code == 404:
         raise NotAnAgentError(
@@ -189,18 +210,17 @@ def _card_from(response: httpx.Response, url: str, parse: _Parser = parse_card) 
     if response.status_code != 200:
         raise not_an_agent(response, "an agent card")
     try:
-        data = response.json()
+        return response.json()
     except ValueError:
         raise not_an_agent(response, "an agent card (the body is not JSON)") from None
-    return parse(data, f"the card at {url}")
 
 
-async def _read_file(source: str, parse: _Parser = parse_card) -> AgentCard:
+async def _read_file(source: str) -> tuple[bytes, str]:
     try:  # in a worker thread: a slow disk or a pipe must not hold up the event loop
         data = await anyio.Path(source).read_bytes()
     except OSError as error:
         raise CardError(f"cannot read the card file {source}: {error.strerror}") from None
-    return parse(data, f"the card file {source}")
+    return data, f"the card file {source}"
 
 
 def _absolute(url: str) -> bool:

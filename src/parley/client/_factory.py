@@ -16,7 +16,9 @@ from typing import Any
 import httpx
 
 from parley.client._card import EARLY, fetch_card
+from parley.client._card_verify import CardVerifier
 from parley.client._client import Client
+from parley.client._credentials import ClientTLS
 from parley.client._errors import ClientError
 from parley.client._interceptors import ClientInterceptor
 from parley.client._selection import (
@@ -56,6 +58,12 @@ class ClientConfig:
     extended_card: bool = True
     """Fetch the authenticated extended card when the card offers one and there are
     interceptors to carry credentials."""
+    tls: ClientTLS | None = None
+    """A client certificate (mutual TLS) and the CAs to trust, for every binding; ``connect``
+    makes its HTTP client with them (give your own ``http_client`` the same settings)."""
+    card_verifier: CardVerifier | None = None
+    """Check the card's signatures (``CardVerifier``: trusted keys and a policy) before
+    using it; ``CardError`` when the policy refuses it."""
     protocol: str | None = None
     """The protocol to speak: ``None`` (the newest A2A version both sides speak, from the
     card's ``supportedInterfaces``), ``"1.0"`` or ``"0.3"`` (that version only, transport
@@ -95,7 +103,9 @@ class ClientFactory:
                 "No interface of the agent can be used: "
                 + no_interface_message(card, config.transports, protocols)
             )
-        transport = FallbackTransport(candidates, config.http_client, timeouts=config.timeouts)
+        transport = FallbackTransport(
+            candidates, config.http_client, timeouts=config.timeouts, tls=config.tls
+        )
         return self._client(transport, card)
 
     def _client(self, transport: Transport, card: AgentCard) -> Client:
@@ -118,7 +128,11 @@ class ClientFactory:
             source
             if isinstance(source, AgentCard)
             else await fetch_card(
-                source, config.http_client, timeouts=config.timeouts, protocol=config.protocol
+                source,
+                config.http_client,
+                timeouts=config.timeouts,
+                protocol=config.protocol,
+                verifier=config.card_verifier,
             )
         )
         client = self.create(card)
@@ -177,6 +191,9 @@ class connect:  # used like a function: ``async with connect(url) as client``
             self._owned_http = in_memory_http_client(source)
             self.options.setdefault("http_client", self._owned_http)
             source = IN_MEMORY_URL
+        elif self.options.get("tls") is not None and self.options.get("http_client") is None:
+            self._owned_http = httpx.AsyncClient(verify=self.options["tls"].ssl_context())
+            self.options["http_client"] = self._owned_http
         factory = ClientFactory(ClientConfig(**self.options))
         try:
             self._client = await factory.connect(source)

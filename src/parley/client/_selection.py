@@ -128,11 +128,14 @@ class FallbackTransport:
         http_client: httpx.AsyncClient | None = None,
         *,
         timeouts: Timeouts | None = None,
+        tls: Any = None,
     ) -> None:
         if not candidates:
             raise ClientError("no interface of the agent can be used")
         self.candidates = list(candidates)
         self.http_client = http_client
+        self.tls = tls
+        """``ClientTLS`` for transports that make their own connections (gRPC)."""
         self.timeouts = timeouts or Timeouts()
         self._transports: dict[int, Transport] = {}
         self._index = 0
@@ -189,6 +192,7 @@ class FallbackTransport:
                     self.http_client,
                     timeouts=self.timeouts,
                     protocol=interface.protocol,
+                    client_tls=self.tls,
                 )
             except (ImportError, ClientError):
                 if not self._next():

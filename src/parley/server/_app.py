@@ -25,6 +25,7 @@ from parley.server._card import (
     CardPublisher,
     TrustedProxies,
     binding_path,
+    card_signer,
     check_card,
     resolve_target,
 )
@@ -85,6 +86,11 @@ class A2AApp:
     that declares security without verifiers fails with ``CardError``: parley never
     serves a card whose promise it does not keep.
 
+    ``sign_card``: sign the served card (public and extended) with the current key of
+    the signing keys, a JWS over its RFC 8785 form in ``signatures`` (docs/security.md);
+    by default the card is signed when ``signing_keys`` are given, i.e. when the key is
+    the operator's rather than one generated for this process.
+
     ``forwarded_allow_ips``: the proxies whose ``X-Forwarded-Proto``/``-Host`` say where
     the client reached the server (see ``TrustedProxies``; uvicorn's own proxy-header
     handling rewrites the client address, so serve with ``proxy_headers=False``).
@@ -118,6 +124,7 @@ class A2AApp:
         push: PushSettings | None = None,
         security: Mapping[str, SchemeVerifier] | None = None,
         forwarded_allow_ips: str | Sequence[str] | None = None,
+        sign_card: bool | None = None,
     ) -> None:
         self.tune_gc = tune_gc
         self.proxies = TrustedProxies(forwarded_allow_ips)
@@ -172,7 +179,10 @@ class A2AApp:
             served[preferred] = card.url
         has_extended = handler.extended_card is not None
         check_card(card, served, extended_card=has_extended)
-        self.card = CardPublisher(card, targets)
+        if sign_card is None:
+            sign_card = signing_keys is not None
+        signer = card_signer(self.signing_keys) if sign_card else None
+        self.card = CardPublisher(card, targets, signer)
         self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
         self.jsonrpc = JSONRPCBinding(
             self.handler, max_body_size=max_body_size, card=self._public_card
@@ -246,7 +256,7 @@ class A2AApp:
 
         async def completed(call: CallContext) -> AgentCard:
             card = extended if isinstance(extended, AgentCard) else await extended(call)
-            return self.card.complete(card, call.base_url)
+            return self.card.signed(self.card.complete(card, call.base_url))
 
         return completed
 

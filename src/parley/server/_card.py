@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from parley.protocol import SUPPORTED_VERSIONS
+from parley.server._keys import SigningKeys
 from parley.types import AgentCard, AgentInterface, ProtocolInterface, TransportProtocol
 
 
@@ -98,9 +99,16 @@ def _same_place(declared: str, served: str) -> bool:
 class CardPublisher:
     """Renders the card's JSON for the base URL of each request, cached per base URL."""
 
-    def __init__(self, card: AgentCard, served: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        card: AgentCard,
+        served: Mapping[str, str],
+        sign: Callable[[AgentCard], AgentCard] | None = None,
+    ) -> None:
         self.card = card
         self.served = dict(served)
+        self.sign = sign
+        """Signs each rendering (``card_signer``), when the card is to be signed."""
         self._rendered: dict[str, bytes] = {}
         self._fixed: bytes | None = None
         self._fix()
@@ -111,7 +119,7 @@ class CardPublisher:
         self._fixed = None
         if card.url:
             origin = urlsplit(card.url)
-            self._fixed = self.for_base(f"{origin.scheme}://{origin.netloc}").to_json()
+            self._fixed = self._json(self.for_base(f"{origin.scheme}://{origin.netloc}"))
 
     def serve(self, transport: str, target: str) -> None:
         """Publish ``transport`` at ``target`` from now on (e.g. once a port is known)."""
@@ -163,8 +171,31 @@ class CardPublisher:
         if rendered is None:
             if len(self._rendered) > 64:  # a client can send any Host; keep the cache small
                 self._rendered.clear()
-            rendered = self._rendered[base] = self.for_base(base).to_json()
+            rendered = self._rendered[base] = self._json(self.for_base(base))
         return rendered
+
+    def signed(self, card: AgentCard) -> AgentCard:
+        """``card`` with its signature, when the app signs its cards."""
+        return card if self.sign is None else self.sign(card)
+
+    def _json(self, card: AgentCard) -> bytes:
+        # signed once per rendering: the renderings are cached (per base URL)
+        data: bytes = self.signed(card).to_json()
+        return data
+
+
+def card_signer(keys: SigningKeys) -> Callable[[AgentCard], AgentCard]:
+    """Signs a card with the current key of ``keys`` (see ``parley.protocol._card_signing``:
+    a JWS over the card's RFC 8785 form, its ``kid`` naming the key, which
+    ``/.well-known/jwks.json`` publishes)."""
+    from parley.protocol._card_signing import sign_card
+
+    def sign(card: AgentCard) -> AgentCard:
+        key = keys.current
+        signature = sign_card(card.to_wire(), key.private_key, key.kid, key.algorithm)
+        return card.model_copy(update={"signatures": [*(card.signatures or []), signature]})
+
+    return sign
 
 
 def _complete(target: str, base: str) -> str:

@@ -91,6 +91,7 @@ class GRPCTransport:
         timeouts: Timeouts | None = None,
         tls: bool | None = None,
         root_certificates: bytes | None = None,
+        client_tls: Any = None,
         channel: Any = None,
         max_message_size: int = MAX_REQUEST_SIZE,
         protocol: str | None = None,
@@ -98,8 +99,15 @@ class GRPCTransport:
     ) -> None:
         self.url = url
         self.protocol = V1_0 if protocol == V1_0 else V0_3
+        if tls is None and client_tls is not None:
+            tls = True
         self.target, self.tls = grpc_target(url, tls)
         self.root_certificates = root_certificates
+        self._key_and_chain: tuple[bytes | None, bytes | None] = (None, None)
+        if client_tls is not None:  # a ClientTLS: its CA, and a client certificate (mTLS)
+            ca, key, chain = client_tls.grpc_credentials()
+            self.root_certificates = root_certificates or ca
+            self._key_and_chain = (key, chain)
         self.timeouts = timeouts or Timeouts()
         self._owns_channel = channel is None
         self._channel = channel
@@ -112,7 +120,9 @@ class GRPCTransport:
     def channel(self) -> Any:
         if self._channel is None:  # made on first use, inside the running event loop
             if self.tls:
-                credentials = grpc.ssl_channel_credentials(self.root_certificates)
+                credentials = grpc.ssl_channel_credentials(
+                    self.root_certificates, *self._key_and_chain
+                )
                 self._channel = grpc.aio.secure_channel(
                     self.target, credentials, options=self._channel_options
                 )
