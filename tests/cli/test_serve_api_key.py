@@ -55,3 +55,34 @@ def test_serve_refuses_a_malformed_api_key(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "NAME:SECRET" in done.stderr
+
+
+def test_card_verify_and_credentials_from_the_cli(tmp_path: Path) -> None:
+    """``parley card --verify`` checks the signature the served card carries (the key
+    from --signing-key); ``parley send --api-key`` gets through, without it exit 6."""
+    import subprocess
+    import sys
+
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    pem = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    key_file = tmp_path / "signing.pem"
+    key_file.write_bytes(pem)
+    parley = str(Path(sys.executable).with_name("parley"))
+    arguments = ["--db", "memory", "--api-key", "alice:k-alice", "--signing-key", str(key_file)]
+    with parley_serve(arguments, tmp_path / "serve.log") as (_, base):
+
+        def cli(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run([parley, *args], capture_output=True, text=True, timeout=60)
+
+        verified = cli("card", base, "--verify")
+        sent = cli("send", base, "hello", "--api-key", "k-alice")
+        refused = cli("send", base, "hello")
+    assert verified.returncode == 0, verified.stderr
+    assert "signature: verified by key" in verified.stderr
+    assert sent.returncode == 0, sent.stderr
+    assert refused.returncode == 6
+    assert "X-API-Key" in refused.stderr

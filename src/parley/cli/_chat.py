@@ -23,6 +23,16 @@ from parley.cli._common import (
     out,
     run,
 )
+from parley.cli._credentials import (
+    BasicOption,
+    CAOption,
+    CertOption,
+    KeyOption,
+    MoreCredentials,
+    OAuthOption,
+    ScopeOption,
+    TokenURLOption,
+)
 from parley.cli._render import show_result, state_line
 from parley.cli._talk import follow
 from parley.client import Client, TaskTracker
@@ -59,9 +69,24 @@ def chat(
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
+    basic: BasicOption = None,
+    oauth: OAuthOption = None,
+    token_url: TokenURLOption = None,
+    scope: ScopeOption = None,
+    cert: CertOption = None,
+    key: KeyOption = None,
+    ca: CAOption = None,
 ) -> None:
     """Talk with an agent, turn after turn, in one context."""
-    connection = Connection(url, transport, bearer, api_key, header, protocol)
+    connection = Connection(
+        url,
+        transport,
+        bearer,
+        api_key,
+        header,
+        protocol,
+        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
+    )
 
     async def action() -> None:
         async with connection.open() as client:

@@ -14,6 +14,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 
+from parley.cli._credentials import MoreCredentials
 from parley.client import (
     PROTOCOLS,
     AgentUnreachableError,
@@ -99,6 +100,7 @@ class Connection:
         api_key: str | None = None,
         headers: list[str] | None = None,
         protocol: str | None = None,
+        more: MoreCredentials | None = None,
     ) -> None:
         self.url = url
         if transport is not None and transport.lower() not in ("jsonrpc", "grpc", "rest"):
@@ -116,6 +118,11 @@ class Connection:
             self.interceptors.append(APIKeyAuth(api_key))
         if headers:
             self.interceptors.append(_Headers(parse_headers(headers)))
+        try:
+            self.interceptors += more.interceptors() if more else []
+            self.tls = more.tls() if more else None
+        except ValueError as error:
+            fail(ExitCode.usage, str(error))
 
     @asynccontextmanager
     async def open(self) -> AsyncIterator[Client]:
@@ -128,6 +135,7 @@ class Connection:
             use_client_preference=transports is not None,
             interceptors=self.interceptors,
             protocol=self.protocol,
+            tls=self.tls,
         )
         async with AsyncExitStack() as stack:
             try:
@@ -220,7 +228,7 @@ def describe(error: A2AError) -> tuple[ExitCode, str]:
     if isinstance(error, NotAnAgentError | InvalidAgentResponseError):
         return ExitCode.not_an_agent, f"not an A2A agent? {error.message}"
     if isinstance(error, UnauthenticatedError | PermissionDeniedError):
-        hint = " (use --bearer, --api-key or --header)"
+        hint = " (use --bearer, --api-key, --basic, --oauth, --cert or --header)"
         return ExitCode.refused, f"credentials refused: {error.message}{hint}"
     if isinstance(error, ClientError):
         return ExitCode.unreachable, error.message

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import mimetypes
 from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Annotated
 
+import httpx
 import typer
 from rich.status import Status
 
@@ -30,6 +32,16 @@ from parley.cli._common import (
     print_json,
     run,
 )
+from parley.cli._credentials import (
+    BasicOption,
+    CAOption,
+    CertOption,
+    KeyOption,
+    MoreCredentials,
+    OAuthOption,
+    ScopeOption,
+    TokenURLOption,
+)
 from parley.cli._render import (
     show_card,
     show_event,
@@ -38,7 +50,8 @@ from parley.cli._render import (
     show_task,
     task_line,
 )
-from parley.client import TaskTracker, card_warnings, fetch_card
+from parley.client import AgentKeys, CardVerifier, TaskTracker, card_warnings, fetch_card
+from parley.client._card_verify import POLICIES
 from parley.protocol import TERMINAL_STATES
 from parley.types import (
     DataPart,
@@ -58,18 +71,80 @@ SaveOption = Annotated[
 ]
 
 
-def card(url: URL, json_output: JsonOption = False, protocol: ProtocolOption = None) -> None:
-    """Fetch an agent card, check it, and show it."""
+def card(
+    url: URL,
+    json_output: JsonOption = False,
+    protocol: ProtocolOption = None,
+    extended: Annotated[
+        bool,
+        typer.Option("--extended", help="Show the authenticated extended card (give credentials)."),
+    ] = False,
+    verify: Annotated[
+        bool, typer.Option("--verify", help="Check the card's signatures and say so.")
+    ] = False,
+    trusted_jwks: Annotated[
+        str | None,
+        typer.Option(
+            "--trusted-jwks",
+            help="JWKS (URL or file) of the keys to trust for --verify. Default: the "
+            "agent's own /.well-known/jwks.json (integrity only, not who signed).",
+        ),
+    ] = None,
+    signature_policy: Annotated[
+        str, typer.Option("--signature-policy", help="off, if-present or require.")
+    ] = "require",
+    bearer: BearerOption = None,
+    api_key: APIKeyOption = None,
+    header: HeaderOption = None,
+    basic: BasicOption = None,
+    oauth: OAuthOption = None,
+    token_url: TokenURLOption = None,
+    scope: ScopeOption = None,
+    cert: CertOption = None,
+    key: KeyOption = None,
+    ca: CAOption = None,
+) -> None:
+    """Fetch an agent card, check it, and show it (the extended card with --extended)."""
     check_protocol(protocol)
+    more = MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca)
+    connection = Connection(url, None, bearer, api_key, header, protocol, more)
+    verifier = card_verifier(url, trusted_jwks, signature_policy) if verify else None
 
     async def action() -> None:
-        agent_card = await fetch_card(url, protocol=protocol)
+        if extended:
+            async with connection.open() as client:
+                agent_card = await client.get_extended_card()
+        else:
+            tls = connection.tls
+            async with httpx.AsyncClient(verify=tls.ssl_context() if tls else True) as http:
+                agent_card = await fetch_card(url, http, protocol=protocol, verifier=verifier)
         if json_output:
             print_json(agent_card)
         else:
             show_card(out, agent_card, card_warnings(agent_card))
+        if verifier is not None and verifier.last is not None:
+            found = verifier.last
+            signer = f" by key {found.key_id}" if found.key_id else ""
+            err.print(f"signature: {found.status}{signer}")
 
     run(action)
+
+
+def card_verifier(url: str, trusted_jwks: str | None, policy: str) -> CardVerifier:
+    """The ``CardVerifier`` of ``parley card --verify``."""
+    if policy not in POLICIES:
+        fail(ExitCode.usage, f"--signature-policy must be one of {', '.join(POLICIES)}")
+    if trusted_jwks is None:
+        base = url.split("/.well-known/")[0]
+        keys = AgentKeys.of_agent(base)
+    elif trusted_jwks.startswith(("http://", "https://")):
+        keys = AgentKeys(trusted_jwks)
+    else:
+        try:
+            keys = AgentKeys(jwks=json.loads(Path(trusted_jwks).read_text()))
+        except (OSError, ValueError) as error:
+            fail(ExitCode.usage, f"--trusted-jwks {trusted_jwks}: {error}")
+    return CardVerifier(keys, policy)
 
 
 def send(
@@ -102,10 +177,25 @@ def send(
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
+    basic: BasicOption = None,
+    oauth: OAuthOption = None,
+    token_url: TokenURLOption = None,
+    scope: ScopeOption = None,
+    cert: CertOption = None,
+    key: KeyOption = None,
+    ca: CAOption = None,
 ) -> None:
     """Send a message; print the reply (exit 1 if the task fails)."""
     parts = message_parts(text, file or [], data)
-    connection = Connection(url, transport, bearer, api_key, header, protocol)
+    connection = Connection(
+        url,
+        transport,
+        bearer,
+        api_key,
+        header,
+        protocol,
+        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
+    )
     push = None if push_url is None else PushNotificationConfig(url=push_url, token=push_token)
 
     async def action() -> TaskState | None:
@@ -144,9 +234,24 @@ def get(
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
+    basic: BasicOption = None,
+    oauth: OAuthOption = None,
+    token_url: TokenURLOption = None,
+    scope: ScopeOption = None,
+    cert: CertOption = None,
+    key: KeyOption = None,
+    ca: CAOption = None,
 ) -> None:
     """Show a task (exit 1 if it failed, was rejected or canceled)."""
-    connection = Connection(url, transport, bearer, api_key, header, protocol)
+    connection = Connection(
+        url,
+        transport,
+        bearer,
+        api_key,
+        header,
+        protocol,
+        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
+    )
 
     async def action() -> TaskState:
         async with connection.open() as client:
@@ -170,9 +275,24 @@ def cancel(
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
+    basic: BasicOption = None,
+    oauth: OAuthOption = None,
+    token_url: TokenURLOption = None,
+    scope: ScopeOption = None,
+    cert: CertOption = None,
+    key: KeyOption = None,
+    ca: CAOption = None,
 ) -> None:
     """Cancel a task."""
-    connection = Connection(url, transport, bearer, api_key, header, protocol)
+    connection = Connection(
+        url,
+        transport,
+        bearer,
+        api_key,
+        header,
+        protocol,
+        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
+    )
 
     async def action() -> None:
         async with connection.open() as client:
@@ -195,9 +315,24 @@ def resubscribe(
     bearer: BearerOption = None,
     api_key: APIKeyOption = None,
     header: HeaderOption = None,
+    basic: BasicOption = None,
+    oauth: OAuthOption = None,
+    token_url: TokenURLOption = None,
+    scope: ScopeOption = None,
+    cert: CertOption = None,
+    key: KeyOption = None,
+    ca: CAOption = None,
 ) -> None:
     """Follow a task's events until its run ends."""
-    connection = Connection(url, transport, bearer, api_key, header, protocol)
+    connection = Connection(
+        url,
+        transport,
+        bearer,
+        api_key,
+        header,
+        protocol,
+        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
+    )
 
     async def action() -> TaskState | None:
         async with connection.open() as client:
