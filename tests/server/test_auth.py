@@ -20,6 +20,7 @@ from parley.client import (
     ClientConfig,
     ClientFactory,
     ClientInterceptor,
+    connect,
     user_message,
 )
 from parley.protocol import PermissionDeniedError, UnauthenticatedError
@@ -419,3 +420,20 @@ async def test_mutual_tls_on_https_and_grpc(tmp_path: Path) -> None:
         for refused in (None, "stranger"):  # grpc's TLS refuses both in the handshake
             with pytest.raises(AgentUnreachableError):
                 await _mtls_grpc(port, certificates, refused)
+
+
+async def test_an_empty_requirement_lets_anonymous_callers_in() -> None:
+    """OpenAPI's optional security (``{}`` among the alternatives): no credentials is the
+    anonymous principal, wrong ones are still refused."""
+    agent_card = card(
+        security_schemes={"key": APIKeySecurityScheme(name="X-API-Key", in_="header")},
+        security=[{"key": []}, {}],
+    )
+    app = create_app(whoami, agent_card, security={"key": APIKeyVerifier({"ann": "k"})})
+    async with connect(app) as client:
+        assert _answer(await client.send_message("hi")) == "anonymous via  scopes="
+    async with connect(app, interceptors=[Credentials({"X-API-Key": "k"})]) as client:
+        assert _answer(await client.send_message("hi")) == "ann via key scopes="
+    async with connect(app, interceptors=[Credentials({"X-API-Key": "bad"})]) as client:
+        with pytest.raises(UnauthenticatedError):
+            await client.send_message("hi")

@@ -95,6 +95,10 @@ class SchemeVerifier(Protocol):
 
 Requirement = list[tuple[str, Check, frozenset[str]]]
 
+ANONYMOUS = Principal(name="anonymous", scheme="")
+"""Who a call is when the card's ``security`` allows it in with no credentials (``{}``):
+its tasks are shared by every anonymous caller and hidden from everyone else."""
+
 
 class Authenticator:
     """Evaluates the card's security requirements for each call.
@@ -121,7 +125,7 @@ class Authenticator:
                     challenges[name] = verifiers[name].challenge(name, schemes[name])
         self.requirements: list[Requirement] = [
             [(name, checks[name], frozenset(scopes)) for name, scopes in requirement.items()]
-            for requirement in card.security
+            for requirement in sorted(card.security, key=lambda requirement: not requirement)
         ]
         self.www_authenticate = ", ".join(dict.fromkeys(challenges.values()))
         """The challenges of every scheme, for a 401's ``WWW-Authenticate``."""
@@ -157,7 +161,12 @@ class Authenticator:
                     break
                 principals.append(outcome)
             else:
-                return principals[0]
+                if principals:
+                    return principals[0]
+                # an empty requirement ({}, tried last) lets in a caller who sent no
+                # credentials, as the anonymous principal; refused ones stay refused
+                if refused is None:
+                    return ANONYMOUS
         if denied is not None:
             raise denied
         if refused is not None:
