@@ -96,8 +96,7 @@ class SchemeVerifier(Protocol):
 Requirement = list[tuple[str, Check, frozenset[str]]]
 
 ANONYMOUS = Principal(name="anonymous", scheme="")
-"""Who a call is when the card's ``security`` allows it in with no credentials (``{}``):
-its tasks are shared by every anonymous caller and hidden from everyone else."""
+"""Who a call is when the card's ``security`` allows it in with no credentials (``{}``)."""
 
 
 class Authenticator:
