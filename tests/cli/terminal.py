@@ -56,6 +56,8 @@ def terminal(*args: str) -> Iterator[Screen]:
     """``parley *args`` in a fresh 80x40 tmux terminal; the screen ends with
     ``[parley exited N]`` once the command returns."""
     if shutil.which("tmux") is None:
+        if os.environ.get("PARLEY_REQUIRE_TERMINAL") == "1":
+            pytest.fail("tmux is required (PARLEY_REQUIRE_TERMINAL=1); scripts/test installs it")
         pytest.skip("tmux is not installed: the real-terminal tests need it")
     socket, session = f"parley-test-{uuid.uuid4().hex[:8]}", "cli"
     command = f"{shlex.join([str(PARLEY), *args])}; echo '{EXITED}'$?']'; sleep 600"
