@@ -27,10 +27,14 @@ def wrk(served: Served, connections: int, seconds: float, *, call: str = "send")
     requests add up, p50 is the mean and p99 the worst of theirs."""
     timeout = "30s" if call == "stream" else "10s"
     env = {**os.environ, "BENCH_CALL": call, "BENCH_DIALECT": served.target.dialect}
-    servers = served.all
+    everyone = served.all
     shares = [
-        connections // len(servers) + (i < connections % len(servers)) for i in range(len(servers))
+        connections // len(everyone) + (i < connections % len(everyone))
+        for i in range(len(everyone))
     ]
+    # With fewer connections than processes some get none (wrk refuses -c0).
+    servers = [server for server, share in zip(everyone, shares, strict=True) if share]
+    shares = [share for share in shares if share]
     cpu_before = sum(cpu_seconds(pid) for _, pid in servers)
     runs = [
         subprocess.Popen(
