@@ -1,5 +1,5 @@
 """``parley serve --api-key NAME:SECRET``: the demo agent declares and requires an API
-key in header X-API-Key (docs/security.md), each NAME a principal."""
+key in header X-API-Key (docs/security.md), each NAME a principal owning its tasks."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ def test_serve_with_api_keys_requires_one(tmp_path: Path) -> None:
         alice = httpx.post(f"{base}/", json=SEND, headers={"X-API-Key": "k-alice"})
         task_id = alice.json()["result"]["id"]
         get = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task_id}}
+        by_bob = httpx.post(f"{base}/", json=get, headers={"X-API-Key": "k-bob"})
         by_alice = httpx.post(f"{base}/", json=get, headers={"X-API-Key": "k-alice"})
     assert card["securitySchemes"]["apiKey"] == {
         "type": "apiKey",
@@ -40,6 +41,7 @@ def test_serve_with_api_keys_requires_one(tmp_path: Path) -> None:
     assert "X-API-Key" in anonymous.json()["error"]["message"]
     assert wrong.status_code == 401
     assert "result" in alice.json()
+    assert by_bob.json()["error"]["code"] == -32001
     assert by_alice.json()["result"]["id"] == task_id
 
 

@@ -101,7 +101,7 @@ def serve(
         typer.Option(
             "--api-key",
             help="NAME:SECRET: require an API key in header X-API-Key, declared in the card "
-            "(repeatable; each NAME is a principal).",
+            "(repeatable; each NAME is a principal, who owns the tasks it creates).",
         ),
     ] = None,
     forwarded_allow_ips: Annotated[

@@ -96,7 +96,8 @@ class SchemeVerifier(Protocol):
 Requirement = list[tuple[str, Check, frozenset[str]]]
 
 ANONYMOUS = Principal(name="anonymous", scheme="")
-"""Who a call is when the card's ``security`` allows it in with no credentials (``{}``)."""
+"""Who a call is when the card's ``security`` allows it in with no credentials (``{}``):
+its tasks are shared by every anonymous caller and hidden from everyone else."""
 
 
 class Authenticator:

@@ -38,7 +38,7 @@ from parley.server._ids import new_id
 from parley.server._keys import SigningKeys
 from parley.server._limits import DEFAULT_LIMITS, Limits
 from parley.server._listing import list_tasks
-from parley.server._live import LiveTask
+from parley.server._live import LiveTask, may_use, owner_of
 from parley.server._owners import DEFAULT_LEASE_TTL, Ownership
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
@@ -182,11 +182,13 @@ class RequestHandler:
                 "messageId is required and may not be empty: each message needs an id of "
                 "its own (a UUID), so a repeated send is never taken for another message"
             )
+        owner = owner_of(call.principal)
+        await self._check_scope(message, owner)  # before a repeat could answer
         repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
         if repeat is not None:
             return repeat
         if message.task_id and not await self._names_new_task(params):
-            return await self._continue(params, message, call)
+            return await self._continue(params, message, call, owner)
         task_id = message.task_id or new_id()
         repeat = await self.sent.claim(message, task_id)
         if repeat is not None:
@@ -195,13 +197,13 @@ class RequestHandler:
             update={"task_id": task_id, "context_id": message.context_id or new_id()}
         )
         assert message.context_id is not None
-        related = await self._related_tasks(message)
+        related = await self._related_tasks(message, owner)
         pushed = await self._push_config_of(task_id, params)
         # No await from here on: the new task and its run slot are taken together.
         if task_id in self.runs.live:  # the caller's id, taken while we were claiming
             await self.sent.forget(message)
             raise _just_started(task_id)
-        live = self.runs.create(task_id, message.context_id, message)
+        live = self.runs.create(task_id, message.context_id, message, owner)
         if not pushed:
             live.push_configs = ()  # a new task has none yet: no store read per new task
         turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
@@ -210,10 +212,10 @@ class RequestHandler:
         return live, 0
 
     async def _continue(
-        self, params: MessageSendParams, message: Message, call: CallContext
+        self, params: MessageSendParams, message: Message, call: CallContext, owner: str | None
     ) -> tuple[LiveTask, int] | Repeat:
         assert message.task_id is not None
-        async with self.runs.hold(message.task_id) as live:
+        async with self.runs.hold(message.task_id, owner) as live:
             task = live.task
             assert task is not None
             if message.context_id and message.context_id != task.context_id:
@@ -225,7 +227,7 @@ class RequestHandler:
             if repeat is not None:
                 return repeat
             message = message.model_copy(update={"context_id": task.context_id})
-            related = await self._related_tasks(message)
+            related = await self._related_tasks(message, owner)
             if await self._push_config_of(task.id, params):
                 live.push_configs = None  # the next event reads the task's configs again
             # No await from here on: checked again, then the run slot is taken.
@@ -281,17 +283,40 @@ class RequestHandler:
             raise _just_started(task_id)
         return False
 
-    async def _related_tasks(self, message: Message) -> list[Task]:
+    async def _related_tasks(self, message: Message, owner: str | None) -> list[Task]:
+        """The tasks ``referenceTaskIds`` name that exist and are the caller's (another
+        principal's are left out, as unknown ids are)."""
         related: list[Task] = []
         for task_id in message.reference_task_ids or ():
             live = self.runs.live.get(task_id)
             if live is not None and live.task is not None:
-                related.append(live.task.model_copy())
+                if may_use(live.owner, owner):
+                    related.append(live.task.model_copy())
                 continue
             snapshot = await self.task_store.get(task_id)
-            if snapshot is not None:
+            if snapshot is not None and may_use(snapshot.owner, owner):
                 related.append(snapshot.task)
         return related
+
+    async def _check_scope(self, message: Message, owner: str | None) -> None:
+        """A message may continue only the caller's task and join only the caller's
+        context: another principal's is "not found", as if it did not exist. A task's
+        owner is stored with its first event, before the server tells anyone its ids."""
+        if owner is None:
+            return
+        if message.task_id:
+            live = self.runs.live.get(message.task_id)
+            if live is not None:
+                task_owner = live.owner
+            else:
+                snapshot = await self.task_store.get(message.task_id)
+                task_owner = owner if snapshot is None else snapshot.owner
+            if not may_use(task_owner, owner):
+                raise _not_found(message.task_id)
+        if message.context_id:
+            context_owner = await self.task_store.context_owner(message.context_id)
+            if context_owner is not None and context_owner != owner:
+                raise TaskNotFoundError(f"Context {message.context_id} was not found")
 
     # -- tasks/get, tasks/cancel, tasks/resubscribe ----------------------------------
 
@@ -299,12 +324,15 @@ class RequestHandler:
         """The task as it is now, its history trimmed to ``historyLength``."""
         self.limits.check_id("id", params.id)
         _check_history_length(params.history_length)
+        owner = owner_of(call.principal if call is not None else None)
         live = self.runs.live.get(params.id)
         if live is not None and live.task is not None and live.turn is not None:
+            if not may_use(live.owner, owner):
+                raise _not_found(params.id)
             return _trim(live.task, params.history_length)
         snapshot = await self.task_store.get(params.id)
-        if snapshot is None:
-            raise TaskNotFoundError(f"Task {params.id} was not found")
+        if snapshot is None or not may_use(snapshot.owner, owner):
+            raise _not_found(params.id)
         return _trim(snapshot.task, params.history_length)
 
     async def list_tasks(
@@ -312,12 +340,14 @@ class RequestHandler:
     ) -> ListTasksResult:
         """One page of the tasks matching the filters, most recently active first.
 
+        Only the caller's tasks when the agent declares security (task ownership).
         Raises ``InvalidParamsError`` for a bad page size, history length, time or page
         token, and ``UnsupportedOperationError`` when the task store cannot list.
         """
         if not hasattr(self.task_store, "list_tasks"):
             raise UnsupportedOperationError("This agent's task store cannot list tasks")
-        return await list_tasks(self.task_store, self.runs.live, params)
+        owner = owner_of(call.principal if call is not None else None)
+        return await list_tasks(self.task_store, self.runs.live, params, owner)
 
     async def cancel_task(self, params: TaskIdParams, call: CallContext | None = None) -> Task:
         """Ask the agent to cancel the task; answers with the task, ``canceled``.
@@ -342,13 +372,14 @@ class RequestHandler:
         """
         self._require("resubscribe")
         self.limits.check_id("id", params.id)
-        async with self.runs.hold(params.id):
+        owner = owner_of(call.principal if call is not None else None)
+        async with self.runs.hold(params.id, owner):
             pass  # raises TaskNotFoundError now rather than in the stream
         after = call.last_event_id if call is not None else None
-        return self._follow(params.id, after)
+        return self._follow(params.id, after, owner)
 
-    async def _follow(self, task_id: str, after: int | None) -> EventStream:
-        async with self.runs.hold(task_id) as live:
+    async def _follow(self, task_id: str, after: int | None, owner: str | None) -> EventStream:
+        async with self.runs.hold(task_id, owner) as live:
             elsewhere = await self._run_elsewhere(live)
             assert live.task is not None
             log, replayed = live.log, False
@@ -401,7 +432,8 @@ class RequestHandler:
         task's when none is given. Raises ``TaskNotFoundError``, or ``InvalidParamsError``
         for a URL or authentication the agent will not deliver to."""
         push = self._require_push("set_push_config")
-        async with self.runs.hold(params.task_id) as live:
+        owner = owner_of(call.principal if call is not None else None)
+        async with self.runs.hold(params.task_id, owner) as live:
             await push.configs.check(params.push_notification_config)
             stored = await push.configs.save(live.task_id, params.push_notification_config)
             live.push_configs = None  # the next event reads the task's configs again
@@ -423,7 +455,7 @@ class RequestHandler:
         """One push config of the task (spec 7.6): the one with the task's id when no
         config id is given."""
         push = self._require_push("get_push_config")
-        await self._require_task(params.id)
+        await self._require_task(params.id, call)
         return await push.configs.get(params.id, params.push_notification_config_id)
 
     async def list_push_configs(
@@ -431,7 +463,7 @@ class RequestHandler:
     ) -> list[TaskPushNotificationConfig]:
         """Every push config of the task (spec 7.7)."""
         push = self._require_push("list_push_configs")
-        await self._require_task(params.id)
+        await self._require_task(params.id, call)
         return await push.configs.list(params.id)
 
     async def delete_push_config(
@@ -439,16 +471,23 @@ class RequestHandler:
     ) -> None:
         """Remove one push config of the task (spec 7.8); no error if it has no such one."""
         push = self._require_push("delete_push_config")
-        await self._require_task(params.id)
+        await self._require_task(params.id, call)
         await push.configs.delete(params.id, params.push_notification_config_id)
         live = self.runs.live.get(params.id)
         if live is not None:
             live.push_configs = None
 
-    async def _require_task(self, task_id: str) -> None:
+    async def _require_task(self, task_id: str, call: CallContext | None) -> None:
+        """Raise ``TaskNotFoundError`` unless the task exists and is the caller's."""
+        owner = owner_of(call.principal if call is not None else None)
         live = self.runs.live.get(task_id)
-        if (live is None or live.task is None) and await self.task_store.get(task_id) is None:
-            raise TaskNotFoundError(f"Task {task_id} was not found")
+        if live is not None and live.task is not None:
+            if not may_use(live.owner, owner):
+                raise _not_found(task_id)
+            return
+        snapshot = await self.task_store.get(task_id)
+        if snapshot is None or not may_use(snapshot.owner, owner):
+            raise _not_found(task_id)
 
     async def get_extended_card(
         self, params: None = None, call: CallContext | None = None
@@ -532,6 +571,10 @@ def _just_started(task_id: str) -> InvalidParamsError:
         f"Task {task_id} was just started by another request; send again once it asks "
         "for input or finishes."
     )
+
+
+def _not_found(task_id: str) -> TaskNotFoundError:
+    return TaskNotFoundError(f"Task {task_id} was not found")
 
 
 def _check_history_length(history_length: int | None) -> None:

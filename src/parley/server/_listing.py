@@ -26,9 +26,13 @@ MAX_PAGE_SIZE = 100
 
 
 async def list_tasks(
-    store: TaskStore, live: Mapping[str, LiveTask], params: ListTasksParams
+    store: TaskStore,
+    live: Mapping[str, LiveTask],
+    params: ListTasksParams,
+    owner: str | None = None,
 ) -> ListTasksResult:
-    query = task_query(params)
+    """A page of the tasks ``params`` ask for; only ``owner``'s when one is given."""
+    query = task_query(params, owner)
     page = await store.list_tasks(query)
     tasks = [_shown(live.get(task.id), task, params) for task in page.tasks]
     return ListTasksResult(
@@ -39,7 +43,7 @@ async def list_tasks(
     )
 
 
-def task_query(params: ListTasksParams) -> TaskQuery:
+def task_query(params: ListTasksParams, owner: str | None = None) -> TaskQuery:
     """The store query for ``params``; raises ``InvalidParamsError`` naming a bad field."""
     size = DEFAULT_PAGE_SIZE if params.page_size is None else params.page_size
     if not 1 <= size <= MAX_PAGE_SIZE:
@@ -52,6 +56,7 @@ def task_query(params: ListTasksParams) -> TaskQuery:
         touched_after=_time(params.status_timestamp_after),
         after=_position(params.page_token) if params.page_token else None,
         limit=size,
+        owner=owner,
     )
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from parley.protocol import InvalidParamsError
+from parley.server._context import Principal
 from parley.server._events import EventLog
 from parley.server._owners import Ownership
 from parley.stores import Lease
@@ -83,6 +84,8 @@ class LiveTask:
     """When the message that created the task arrived (its ``submitted`` time)."""
     push_configs: tuple[str, ...] | None = None
     """Ids of the task's push configs (``None``: not read from the store yet)."""
+    owner: str | None = None
+    """The principal the task belongs to (``owner_of``), ``None``: open to every caller."""
 
     def begin_turn(self, owners: Ownership | None = None) -> Turn:
         """Take the run slot, or raise ``InvalidParamsError`` if a run holds it. No
@@ -97,6 +100,20 @@ class LiveTask:
         """Whether the latest run's turn ended but its code still runs."""
         last = self.last_turn
         return last is not None and last.run is not None and not last.run.done()
+
+
+def owner_of(principal: Principal | None) -> str | None:
+    """The owner a caller's tasks get, ``scheme:name`` (``None`` when the agent declares
+    no security: there is no principal, and tasks are open to every caller)."""
+    return None if principal is None else f"{principal.scheme}:{principal.name}"
+
+
+def may_use(owner: str | None, caller: str | None) -> bool:
+    """Whether ``caller`` (``owner_of`` the call) may see and use a task of ``owner``:
+    its owner may, and so may a call with no principal (an agent that declares no
+    security, a call the server makes itself). A task with no owner is not open to a
+    principal: it was made before the agent declared security."""
+    return caller is None or owner == caller
 
 
 def busy(task_id: str) -> InvalidParamsError:

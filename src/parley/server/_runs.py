@@ -47,7 +47,7 @@ from parley.server._bus import Bus, events_note
 from parley.server._context import RequestContext
 from parley.server._events import EventLog
 from parley.server._ids import now
-from parley.server._live import LiveTask, Turn, busy
+from parley.server._live import LiveTask, Turn, busy, may_use
 from parley.server._owners import Ownership
 from parley.stores import LeaseLostError, OutboxEntry, Store, StoredEvent
 from parley.types import (
@@ -140,19 +140,23 @@ class TaskRuns:
                 continue  # a live task left meanwhile: what was read may predate its end
             task = snapshot.task
             live = LiveTask(task.id, task.context_id, task, EventLog(snapshot.sequence))
+            live.owner = snapshot.owner
             self.live[task_id] = live
             break
         live.holders += 1
         return live
 
     @asynccontextmanager
-    async def hold(self, task_id: str) -> AsyncIterator[LiveTask]:
-        """The live task, held for the block; ``TaskNotFoundError`` if there is none."""
+    async def hold(self, task_id: str, caller: str | None = None) -> AsyncIterator[LiveTask]:
+        """The live task, held for the block; ``TaskNotFoundError`` if there is none, or
+        if it belongs to someone other than ``caller`` (``owner_of`` the call): another
+        principal's task is not found, with no hint that it exists."""
         live = await self.attach(task_id)
         if live is None:
             raise TaskNotFoundError(f"Task {task_id} was not found")
         try:
-            if live.task is None:  # still being created: not a task yet
+            # still being created (not a task yet), or not the caller's
+            if live.task is None or not may_use(live.owner, caller):
                 raise TaskNotFoundError(f"Task {task_id} was not found")
             yield live
         finally:
@@ -246,11 +250,14 @@ class TaskRuns:
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
-    def create(self, task_id: str, context_id: str, message: Message) -> LiveTask:
-        """A new task, held (the caller starts its first run or lets go)."""
+    def create(
+        self, task_id: str, context_id: str, message: Message, owner: str | None = None
+    ) -> LiveTask:
+        """A new task of ``owner``, held (the caller starts its first run or lets go)."""
         live = LiveTask(
             task_id, context_id, None, EventLog(), pending_user_message=message, received=now()
         )
+        live.owner = owner
         live.holders = 1
         self.live[task_id] = live
         return live
@@ -314,6 +321,7 @@ class TaskRuns:
                     lease=lease,
                     snapshot=task if ends else None,
                     release=ends and lease is not None,  # before the slot is free
+                    owner=live.owner,
                 )
                 if ends and current is not None:
                     current.lease = None
@@ -362,10 +370,11 @@ class TaskRuns:
         failed = self._final_status(live, TaskState.failed, STORE_FAILED)
         lease = turn.lease if turn is not None else None
         try:  # settle it where the store can still take it; recovery does it otherwise
-            await self.store.append(live.task_id, (StoredEvent(sequence, failed),), lease=lease)
+            settled = (StoredEvent(sequence, failed),)
+            await self.store.append(live.task_id, settled, lease=lease, owner=live.owner)
             task = apply(live.task, failed)
             assert task is not None
-            await self.store.save(task, sequence)
+            await self.store.save(task, sequence, owner=live.owner)
             self._announce(live.task_id, sequence)
         except Exception:
             logger.exception("could not settle task %s after a store failure", live.task_id)
@@ -441,7 +450,7 @@ class TaskRuns:
             task.status = task.status.model_copy(update={"message": None})
         add_to_history(task, context.message)
         try:
-            await self.store.save(live.task, live.log.last_sequence)
+            await self.store.save(live.task, live.log.last_sequence, owner=live.owner)
         except Exception:
             await self._store_failed(live, live.log.last_sequence + 1)
             raise InternalError(STORE_FAILED) from None

@@ -46,6 +46,7 @@ from parley.stores._protocols import (
     TaskPage,
     TaskQuery,
     TaskSnapshot,
+    context_of,
     duplicate,
     lost,
 )
@@ -132,6 +133,9 @@ class MemoryStore(MemorySide):
         self._done_events: dict[str, bytes] = {}
         """task id -> the packed event log of a finished task (``_pack_events``)."""
         self._owners: dict[str, str] = {}
+        """task id -> its owner."""
+        self._context_owners: dict[str, str] = {}
+        """context id -> its owner (the first owner recorded for a task of it)."""
         self._tasks: dict[str, _Entry] = {}
         self._done: dict[str, bytes] = {}
         self._sent: dict[str, str] = {}
@@ -164,15 +168,23 @@ class MemoryStore(MemorySide):
             return found
         return TaskSnapshot(found.task, found.sequence, owner)
 
+    async def context_owner(self, context_id: str) -> str | None:
+        return self._context_owners.get(context_id)
+
     async def save(self, task: Task, sequence: int, *, owner: str | None = None) -> None:
         self._save(task, sequence, owner)
 
-    def _save(self, task: Task, sequence: int, owner: str | None = None) -> None:
+    def _own(self, task_id: str, context_id: str | None, owner: str | None) -> None:
         if owner is not None:
-            self._owners[task.id] = owner
+            self._owners.setdefault(task_id, owner)
+            if context_id:
+                self._context_owners.setdefault(context_id, owner)
+
+    def _save(self, task: Task, sequence: int, owner: str | None = None) -> None:
+        self._own(task.id, task.context_id, owner)
         state = task.status.state
         now = time.time()
-        self._index.touch(task.id, task.context_id, state, now)
+        self._index.touch(task.id, task.context_id, state, now, self._owners.get(task.id))
         if is_terminal(state):
             finished = self._tasks.pop(task.id, None)
             if finished is not None and finished.events:
@@ -206,8 +218,9 @@ class MemoryStore(MemorySide):
         lease: Lease | None = None,
         snapshot: Task | None = None,
         release: bool = False,
+        owner: str | None = None,
     ) -> None:
-        await self.append_many((Append(task_id, events, outbox, lease, snapshot, release),))
+        await self.append_many((Append(task_id, events, outbox, lease, snapshot, release, owner),))
 
     async def append_many(self, batch: Sequence[Append]) -> None:
         # Every check first, then every change: all or nothing, with no await between.
@@ -215,6 +228,8 @@ class MemoryStore(MemorySide):
             self._check_append(part)
         for part in batch:
             entry = self._entry(part.task_id)
+            if part.owner is not None:
+                self._own(part.task_id, context_of(part.events), part.owner)
             entry.events.extend(part.events)
             entry.touched = time.time()
             for stored in part.events:
@@ -222,7 +237,11 @@ class MemoryStore(MemorySide):
                 if isinstance(event, Task | TaskStatusUpdateEvent):
                     if event.status.state is not entry.state:
                         self._index.touch(
-                            part.task_id, event.context_id, event.status.state, entry.touched
+                            part.task_id,
+                            event.context_id,
+                            event.status.state,
+                            entry.touched,
+                            self._owners.get(part.task_id),
                         )
                     entry.state = event.status.state
             self._enqueue(part.outbox)
@@ -261,7 +280,10 @@ class MemoryStore(MemorySide):
         return self._last(task_id)
 
     async def delete(self, task_id: str) -> None:
+        context_id = self._index.context(task_id)
         self._index.remove(task_id)
+        if context_id is not None and not self._index.has_context(context_id):
+            self._context_owners.pop(context_id, None)
         self._tasks.pop(task_id, None)
         self._done.pop(task_id, None)
         self._done_events.pop(task_id, None)

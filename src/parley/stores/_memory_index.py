@@ -116,8 +116,18 @@ class TaskIndex:
         """task id -> its key."""
         self._places: dict[str, str] = {}
         """task id -> ``"{state}|{context id}"``, where its key is filed."""
+        self._by_owner: dict[str, SortedKeys] = {}
+        self._owner_of: dict[str, str] = {}
+        """task id -> its owner, for the tasks that have one."""
 
-    def touch(self, task_id: str, context_id: str, state: TaskState, touched: float) -> None:
+    def touch(
+        self,
+        task_id: str,
+        context_id: str,
+        state: TaskState,
+        touched: float,
+        owner: str | None = None,
+    ) -> None:
         """File (or refile) a task under its context, state and time of last activity; a
         task already filed under that state and context stays where it is (its place in
         the order is the time its status last changed, as ListTasks sorts)."""
@@ -137,6 +147,20 @@ class TaskIndex:
         if in_state is None:
             in_state = self._by_state[name] = SortedKeys()
         in_state.add(key)
+        if owner is not None:
+            self._owner_of[task_id] = owner
+            owned = self._by_owner.get(owner)
+            if owned is None:
+                owned = self._by_owner[owner] = SortedKeys()
+            owned.add(key)
+
+    def context(self, task_id: str) -> str | None:
+        """The context a task is filed under (``None``: not filed)."""
+        place = self._places.get(task_id)
+        return None if place is None else place.partition("|")[2]
+
+    def has_context(self, context_id: str) -> bool:
+        return context_id in self._by_context
 
     def remove(self, task_id: str) -> None:
         key = self._keys.pop(task_id, None)
@@ -144,6 +168,12 @@ class TaskIndex:
             return
         state, _, context_id = self._places.pop(task_id).partition("|")
         self._all.remove(key)
+        owner = self._owner_of.pop(task_id, None)
+        if owner is not None:
+            owned = self._by_owner[owner]
+            owned.remove(key)
+            if not owned:
+                del self._by_owner[owner]
         in_state = self._by_state[state]
         in_state.remove(key)
         if not in_state:
@@ -160,7 +190,7 @@ class TaskIndex:
         keys = self._narrowest(query)
         low = "" if query.touched_after is None else _key(query.touched_after, _AFTER_EVERY_ID)
         below = None if query.after is None else _key(*query.after)
-        wanted = self._state_check(query)
+        wanted = self._checks(query)
         if wanted is None:
             total = keys.count_above(low)
             walk = keys.descending(below, low)
@@ -181,14 +211,25 @@ class TaskIndex:
     def _narrowest(self, query: TaskQuery) -> SortedKeys:
         if query.context_id is not None:
             return SortedKeys.of(self._by_context.get(query.context_id, ()))
+        if query.owner is not None:
+            return self._by_owner.get(query.owner, SortedKeys())
         if query.state is not None:
             return self._by_state.get(query.state.value, SortedKeys())
         return self._all
 
-    def _state_check(self, query: TaskQuery) -> Callable[[str], bool] | None:
-        """With both a context and a state, the state is checked key by key in the
-        context's keys (a context holds few tasks)."""
-        if query.context_id is None or query.state is None:
-            return None
-        prefix = f"{query.state.value}|"
-        return lambda key: self._places[_task_id(key)].startswith(prefix)
+    def _checks(self, query: TaskQuery) -> Callable[[str], bool] | None:
+        """The filters ``_narrowest`` did not apply, checked key by key: the state in a
+        context's or an owner's keys, the owner in a context's keys (a context holds
+        few tasks)."""
+        state, owner = query.state, query.owner
+        if state is not None and (query.context_id is not None or owner is not None):
+            prefix = f"{state.value}|"
+            if query.context_id is None or owner is None:
+                return lambda key: self._places[_task_id(key)].startswith(prefix)
+            return lambda key: (
+                self._places[_task_id(key)].startswith(prefix)
+                and self._owner_of.get(_task_id(key)) == owner
+            )
+        if owner is not None and query.context_id is not None:
+            return lambda key: self._owner_of.get(_task_id(key)) == owner
+        return None

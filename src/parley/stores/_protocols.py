@@ -108,6 +108,9 @@ class Append:
     same transaction: a checkpoint costs no second write."""
     release: bool = False
     """Give ``lease`` up in the same transaction (the run's interaction ended)."""
+    owner: str | None = None
+    """When given, recorded as the task's owner unless it has one already: a task's
+    owner is stored with its first event."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +124,8 @@ class TaskQuery:
     after: tuple[float, str] | None = None
     """The page starts after this ``(touched, task id)`` position of the order."""
     limit: int = 50
+    owner: str | None = None
+    """Only the tasks of this owner (``None``: every task)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,6 +159,11 @@ class TaskStore(Protocol):
         """Save ``task`` as its snapshot, current as of event ``sequence``. ``owner``,
         when given, is recorded (an owner once recorded is kept when later saves give
         none)."""
+        ...
+
+    async def context_owner(self, context_id: str) -> str | None:
+        """The owner recorded for a task of ``context_id`` (the context's owner: the
+        principal who started it), or ``None`` when no stored task of it has one."""
         ...
 
     async def delete(self, task_id: str) -> None:
@@ -197,6 +207,7 @@ class EventStore(Protocol):
         lease: Lease | None = None,
         snapshot: Task | None = None,
         release: bool = False,
+        owner: str | None = None,
     ) -> None:
         """``append_many`` of one ``Append``."""
         ...
@@ -343,3 +354,12 @@ def duplicate(task_id: str, events: Sequence[StoredEvent]) -> str:
 def lost(task_id: str) -> str:
     """The message of ``LeaseLostError``."""
     return f"this process no longer holds task {task_id}: another one took it over"
+
+
+def context_of(logged: Sequence[StoredEvent]) -> str | None:
+    """The context of the events (a task and its events share one)."""
+    for stored in logged:
+        context_id = getattr(stored.event, "context_id", None)
+        if context_id:
+            return str(context_id)
+    return None

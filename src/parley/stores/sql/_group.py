@@ -29,11 +29,13 @@ def _touch(dialect: Any) -> Any:
         state=bindparam("state"),
         context_id=bindparam("context_id"),
         touched=bindparam("touched"),
+        owner=bindparam("owner"),
     )
     return upsert.on_conflict_do_update(
         index_elements=[tasks.c.id],
         set_={
             "touched": upsert.excluded.touched,
+            "owner": func.coalesce(tasks.c.owner, upsert.excluded.owner),  # the first stays
             "state": func.coalesce(upsert.excluded.state, tasks.c.state),
             # a task's context is known from its first event, before any snapshot (ListTasks)
             "context_id": func.coalesce(tasks.c.context_id, upsert.excluded.context_id),
@@ -108,15 +110,6 @@ PG_LEASES = (
 for _statement in (INSERT_EVENT, PG_INSERT_EVENT):  # AppendWrite builds event rows so
     if _statement.names != ("task_id", "sequence", "event"):
         raise RuntimeError(f"unexpected parameter order {_statement.names}")
-
-
-def context_of(logged: Sequence[StoredEvent]) -> str | None:
-    """The context of the events (a task and its events share one)."""
-    for stored in logged:
-        context_id = getattr(stored.event, "context_id", None)
-        if context_id:
-            return str(context_id)
-    return None
 
 
 class AppendWrite:

@@ -31,6 +31,7 @@ tasks = Table(
     Index("ix_parley_tasks_state_touched", "state", "touched"),
     Index("ix_parley_tasks_touched_id", "touched", "id"),
     Index("ix_parley_tasks_context_touched", "context_id", "touched"),
+    Index("ix_parley_tasks_owner_touched", "owner", "touched"),
 )
 
 events = Table(

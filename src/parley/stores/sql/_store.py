@@ -24,12 +24,13 @@ from parley.stores._protocols import (
     TaskPage,
     TaskQuery,
     TaskSnapshot,
+    context_of,
     lost,
 )
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores._replay import replay
 from parley.stores.sql._base import insert
-from parley.stores.sql._group import AppendWrite, SaveWrite, context_of
+from parley.stores.sql._group import AppendWrite, SaveWrite
 from parley.stores.sql._schema import events, leases, outbox, push_configs, sent_messages, tasks
 from parley.stores.sql._side import SQLSide, fenced
 from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
@@ -83,6 +84,17 @@ class SQLStore(SQLSide):
         found = replay(task, row.snapshot_sequence, later)
         return found if found is None else TaskSnapshot(found.task, found.sequence, row.owner)
 
+    async def context_owner(self, context_id: str) -> str | None:
+        engine = await self._connect()
+        query = (
+            select(tasks.c.owner)
+            .where(tasks.c.context_id == context_id, tasks.c.owner.is_not(None))
+            .limit(1)
+        )
+        async with engine.connect() as connection:
+            owner: str | None = (await connection.execute(query)).scalar()
+        return owner
+
     async def save(self, task: Task, sequence: int, *, owner: str | None = None) -> None:
         engine = await self._connect()
         if self.writer is not None:
@@ -100,10 +112,12 @@ class SQLStore(SQLSide):
         lease: Lease | None = None,
         snapshot: Task | None = None,
         release: bool = False,
+        owner: str | None = None,
     ) -> None:
         writer = self.writer
         if writer is None or outbox:  # outbox rows: the SQLAlchemy path, in one transaction
-            await self.append_many((Append(task_id, events, outbox, lease, snapshot, release),))
+            part = Append(task_id, events, outbox, lease, snapshot, release, owner)
+            await self.append_many((part,))
             return
         if not (events or lease is not None or snapshot is not None):
             return
@@ -113,10 +127,11 @@ class SQLStore(SQLSide):
             "state": _state_of(events),
             "context_id": context_of(events),
             "touched": time.time(),
+            "owner": owner,
         }
         saved = None
         if snapshot is not None:
-            saved = _save_values(snapshot, events[-1].sequence if events else 0, None)
+            saved = _save_values(snapshot, events[-1].sequence if events else 0, owner)
         await writer.submit(AppendWrite(task_id, events, touch, lease, saved, release))
 
     async def append_many(self, batch: Sequence[Append]) -> None:
@@ -304,13 +319,14 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
         except IntegrityError:
             raise ValueError(_duplicate(task_id, logged)) from None
     if part.snapshot is not None:
-        await _save(connection, part.snapshot, logged[-1].sequence if logged else 0)
+        await _save(connection, part.snapshot, logged[-1].sequence if logged else 0, part.owner)
     elif logged:
         values = {
             "id": task_id,
             "state": _state_of(logged),
             "context_id": context_of(logged),
             "touched": time.time(),
+            "owner": part.owner,
         }
         await connection.execute(
             _upsert_task(
@@ -320,6 +336,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
                     "touched": new.touched,
                     "state": func.coalesce(new.state, tasks.c.state),
                     "context_id": func.coalesce(tasks.c.context_id, new.context_id),
+                    "owner": func.coalesce(tasks.c.owner, new.owner),
                 },
             )
         )
@@ -354,6 +371,8 @@ def _list_filters(query: TaskQuery) -> list[Any]:
     filters: list[Any] = [tasks.c.state.isnot(None)]
     if query.context_id is not None:
         filters.append(tasks.c.context_id == query.context_id)
+    if query.owner is not None:
+        filters.append(tasks.c.owner == query.owner)
     if query.state is not None:
         filters.append(tasks.c.state == query.state.value)
     if query.touched_after is not None:
