@@ -201,6 +201,10 @@ async def test_the_store_keeps_owners(store: Store) -> None:
     assert (in_context.tasks, in_context.total) == ([], 0)
     everyone = await store.list_tasks(TaskQuery())
     assert everyone.total == 3
+    third = first.model_copy(update={"id": "t3"})
+    await store.save(third, 1, owner="key:carol")  # an owner for a task that had none
+    carols = await store.list_tasks(TaskQuery(owner="key:carol"))
+    assert ([t.id for t in carols.tasks], carols.total) == (["t3"], 1)
 
 
 def _append(task_id: str, task: Task, owner: str) -> Append:

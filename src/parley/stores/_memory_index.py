@@ -134,6 +134,8 @@ class TaskIndex:
         name = _STATE_VALUES[state]
         place = f"{name}|{context_id}"
         if self._places.get(task_id) == place:
+            if owner is not None and task_id not in self._owner_of:  # an owner given later
+                self._file_owner(task_id, self._keys[task_id], owner)
             return
         self.remove(task_id)
         key = _key(touched, task_id)
@@ -148,11 +150,14 @@ class TaskIndex:
             in_state = self._by_state[name] = SortedKeys()
         in_state.add(key)
         if owner is not None:
-            self._owner_of[task_id] = owner
-            owned = self._by_owner.get(owner)
-            if owned is None:
-                owned = self._by_owner[owner] = SortedKeys()
-            owned.add(key)
+            self._file_owner(task_id, key, owner)
+
+    def _file_owner(self, task_id: str, key: str, owner: str) -> None:
+        self._owner_of[task_id] = owner
+        owned = self._by_owner.get(owner)
+        if owned is None:
+            owned = self._by_owner[owner] = SortedKeys()
+        owned.add(key)
 
     def context(self, task_id: str) -> str | None:
         """The context a task is filed under (``None``: not filed)."""
