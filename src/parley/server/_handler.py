@@ -182,7 +182,7 @@ class RequestHandler:
                 "messageId is required and may not be empty: each message needs an id of "
                 "its own (a UUID), so a repeated send is never taken for another message"
             )
-        owner = owner_of(call.principal)
+        owner = _caller(call)
         await self._check_scope(message, owner)  # before a repeat could answer
         repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
         if repeat is not None:
@@ -324,7 +324,7 @@ class RequestHandler:
         """The task as it is now, its history trimmed to ``historyLength``."""
         self.limits.check_id("id", params.id)
         _check_history_length(params.history_length)
-        owner = owner_of(call.principal if call is not None else None)
+        owner = _caller(call)
         live = self.runs.live.get(params.id)
         if live is not None and live.task is not None and live.turn is not None:
             if not may_use(live.owner, owner):
@@ -346,7 +346,7 @@ class RequestHandler:
         """
         if not hasattr(self.task_store, "list_tasks"):
             raise UnsupportedOperationError("This agent's task store cannot list tasks")
-        owner = owner_of(call.principal if call is not None else None)
+        owner = _caller(call)
         return await list_tasks(self.task_store, self.runs.live, params, owner)
 
     async def cancel_task(self, params: TaskIdParams, call: CallContext | None = None) -> Task:
@@ -372,7 +372,7 @@ class RequestHandler:
         """
         self._require("resubscribe")
         self.limits.check_id("id", params.id)
-        owner = owner_of(call.principal if call is not None else None)
+        owner = _caller(call)
         async with self.runs.hold(params.id, owner):
             pass  # raises TaskNotFoundError now rather than in the stream
         after = call.last_event_id if call is not None else None
@@ -432,7 +432,7 @@ class RequestHandler:
         task's when none is given. Raises ``TaskNotFoundError``, or ``InvalidParamsError``
         for a URL or authentication the agent will not deliver to."""
         push = self._require_push("set_push_config")
-        owner = owner_of(call.principal if call is not None else None)
+        owner = _caller(call)
         async with self.runs.hold(params.task_id, owner) as live:
             await push.configs.check(params.push_notification_config)
             stored = await push.configs.save(live.task_id, params.push_notification_config)
@@ -479,7 +479,7 @@ class RequestHandler:
 
     async def _require_task(self, task_id: str, call: CallContext | None) -> None:
         """Raise ``TaskNotFoundError`` unless the task exists and is the caller's."""
-        owner = owner_of(call.principal if call is not None else None)
+        owner = _caller(call)
         live = self.runs.live.get(task_id)
         if live is not None and live.task is not None:
             if not may_use(live.owner, owner):
@@ -571,6 +571,11 @@ def _just_started(task_id: str) -> InvalidParamsError:
         f"Task {task_id} was just started by another request; send again once it asks "
         "for input or finishes."
     )
+
+
+def _caller(call: CallContext | None) -> str | None:
+    """Who asks, as a task owner (``owner_of``; ``None``: no principal, no scoping)."""
+    return owner_of(call.principal if call is not None else None)
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:
