@@ -22,6 +22,7 @@ from parley.protocol._errors import (
     A2AError,
     InvalidParamsError,
     TaskNotCancelableError,
+    shorten,
 )
 from parley.protocol._operations import BY_NAME, Operation
 from parley.protocol._states import ends_interaction
@@ -83,7 +84,9 @@ def _send(method: str) -> Callable[[Any], core.NamedTaskSendParams]:
         try:
             message = message_from_early(sent.message, sent.id, sent.session_id)
         except ValueError as error:
-            raise InvalidParamsError(f"Invalid params for {method}: message: {error}") from None
+            raise InvalidParamsError(
+                f"Invalid params for {method}: message: {shorten(str(error), 200)}"
+            ) from None
         push = sent.push_notification
         return core.NamedTaskSendParams(
             message=message,

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from parley.protocol._dialect import Dialect, DialectMethod
-from parley.protocol._errors import A2AError, ConversionError, InvalidParamsError
+from parley.protocol._errors import A2AError, ConversionError, InvalidParamsError, shorten
 from parley.protocol._versions import V1_0
 from parley.protocol.v1._errors import jsonrpc_error
 from parley.protocol.v1._operations import (
@@ -36,7 +36,9 @@ def _method(operation: V1Operation) -> DialectMethod:
         try:
             return decode_request(operation, params or {})
         except ConversionError as error:
-            raise InvalidParamsError(f"Invalid params for {name}: {error}") from None
+            raise InvalidParamsError(
+                f"Invalid params for {name}: {shorten(str(error), 200)}"
+            ) from None
         except ValidationError as error:
             raise InvalidParamsError.from_validation(name, error) from None
 
