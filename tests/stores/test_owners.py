@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -77,12 +77,14 @@ def _push(task_id: str, config_id: str) -> TaskPushNotificationConfig:
 
 
 @asynccontextmanager
-async def _serving(store: Store) -> AsyncIterator[str]:
+async def _serving(
+    store: Store, make_app: Callable[[Store], Any] = _secured_app
+) -> AsyncIterator[str]:
     # uvicorn on the test's own event loop: the store's connections (asyncpg's) belong
     # to the loop that made them
     port = free_port()
     config = uvicorn.Config(
-        _secured_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
+        make_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())

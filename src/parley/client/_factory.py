@@ -10,7 +10,7 @@ credentials, fetches it and adopts it.
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
@@ -69,6 +69,10 @@ class ClientConfig:
     card's ``supportedInterfaces``), ``"1.0"`` or ``"0.3"`` (that version only, transport
     from the card), or ``"2025-early"`` (the earlier JSON-RPC dialect, card from
     ``/.well-known/agent.json``, JSON-RPC at its ``url``)."""
+    tenant: str | None = None
+    """The ``tenant`` to send in every v1.0 request (v1.0.1 §8.3.2) instead of the
+    selected interface's; ``None``: the interface's, if it has one. A v0.3 request has
+    no tenant."""
 
 
 class ClientFactory:
@@ -98,6 +102,8 @@ class ClientFactory:
             use_client_preference=config.use_client_preference,
             protocols=protocols,
         )
+        if config.tenant is not None:
+            candidates = [replace(c, tenant=config.tenant or None) for c in candidates]
         if not candidates:
             raise ClientError(
                 "No interface of the agent can be used: "

@@ -55,6 +55,8 @@ class Candidate:
     """The card's binding name: ``JSONRPC``, ``GRPC``, ``HTTP+JSON``."""
     protocol: str = V0_3
     """``1.0`` or ``0.3``."""
+    tenant: str | None = None
+    """v1.0: the interface's ``tenant``, sent in every request (v1.0.1 §8.3.2)."""
 
 
 def declared_interfaces(card: AgentCard) -> list[Candidate]:
@@ -62,7 +64,9 @@ def declared_interfaces(card: AgentCard) -> list[Candidate]:
     ``supportedInterfaces`` (v1.0), or else its v0.3 ``url`` and ``additionalInterfaces``."""
     if card.supported_interfaces:
         return [
-            Candidate(i.url, transport_name(i.protocol_binding), _version(i.protocol_version))
+            Candidate(
+                i.url, transport_name(i.protocol_binding), _version(i.protocol_version), i.tenant
+            )
             for i in card.supported_interfaces
         ]
     declared = [AgentInterface(url=card.url, transport=card.preferred_transport)]
@@ -192,6 +196,7 @@ class FallbackTransport:
                     self.http_client,
                     timeouts=self.timeouts,
                     protocol=interface.protocol,
+                    tenant=interface.tenant,
                     client_tls=self.tls,
                 )
             except (ImportError, ClientError):

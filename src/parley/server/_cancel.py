@@ -26,7 +26,7 @@ from parley.protocol import (
 from parley.server._agent import AgentExecutor
 from parley.server._bus import cancel_note
 from parley.server._context import CallContext, RequestContext
-from parley.server._live import LiveTask, owner_of
+from parley.server._live import LiveTask, scope_of
 from parley.server._runs import CANCELED, RunSink, TaskRuns
 from parley.types import Event, Task, TaskState, TaskStatusUpdateEvent
 
@@ -51,7 +51,7 @@ class Cancels:
     ) -> Task:
         """The canceled task. Raises ``TaskNotFoundError``, or ``TaskNotCancelableError``
         for a task that ended otherwise (or whose agent refuses)."""
-        async with self.runs.hold(task_id, owner_of(call.principal)) as live:
+        async with self.runs.hold(task_id, scope_of(call)) as live:
             canceling = live.canceling
             if canceling is not None:  # another cancel is under way: its outcome is ours
                 refused = await asyncio.shield(canceling)

@@ -38,7 +38,7 @@ from parley.server._ids import new_id
 from parley.server._keys import SigningKeys
 from parley.server._limits import DEFAULT_LIMITS, Limits
 from parley.server._listing import list_tasks
-from parley.server._live import LiveTask, may_use, owner_of
+from parley.server._live import LiveTask, may_use, scope_of
 from parley.server._owners import DEFAULT_LEASE_TTL, Ownership
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
@@ -574,8 +574,9 @@ def _just_started(task_id: str) -> InvalidParamsError:
 
 
 def _caller(call: CallContext | None) -> str | None:
-    """Who asks, as a task owner (``owner_of``; ``None``: no principal, no scoping)."""
-    return owner_of(call.principal if call is not None else None)
+    """Who asks, as a task owner (``scope_of``: principal and tenant; ``None``: no
+    principal and no tenant, no scoping)."""
+    return scope_of(call)
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:

@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from types import TracebackType
+from urllib.parse import quote
 
 from parley.protocol import InvalidParamsError
-from parley.server._context import Principal
+from parley.server._context import CallContext, Principal
 from parley.server._events import EventLog
 from parley.server._owners import Ownership
 from parley.stores import Lease
@@ -108,10 +109,24 @@ def owner_of(principal: Principal | None) -> str | None:
     return None if principal is None else f"{principal.scheme}:{principal.name}"
 
 
+def scope_of(call: CallContext | None) -> str | None:
+    """The owner a call's tasks get, and so the tasks it may use (``may_use``): the
+    caller's ``owner_of`` within its tenant (v1.0's ``tenant``). Without a tenant, the
+    owner as before (``scheme:name``, ``None`` when the agent declares no security);
+    with one, ``/{tenant, percent-encoded}/{scheme:name, or nothing}``, so tenants never
+    share a task, with or without security. ``None`` (no call): every task."""
+    if call is None:
+        return None
+    owner = owner_of(call.principal)
+    if call.tenant is None:
+        return owner
+    return f"/{quote(call.tenant, safe='')}/{owner or ''}"
+
+
 def may_use(owner: str | None, caller: str | None) -> bool:
-    """Whether ``caller`` (``owner_of`` the call) may see and use a task of ``owner``:
-    its owner may, and so may a call with no principal (an agent that declares no
-    security, a call the server makes itself). A task with no owner is not open to a
+    """Whether ``caller`` (``scope_of`` the call) may see and use a task of ``owner``:
+    its owner may, and so may a call with no principal and no tenant (an agent that
+    declares no security, a call the server makes itself). A task with no owner is not open to a
     principal: it was made before the agent declared security."""
     return caller is None or owner == caller
 

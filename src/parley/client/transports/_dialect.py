@@ -22,10 +22,12 @@ _INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 class V1Dialect:
     """Encodes params and decodes results of the operation table in v1.0's shapes."""
 
-    def __init__(self) -> None:
+    def __init__(self, tenant: str | None = None) -> None:
         from parley.protocol import v1
 
         self.v1 = v1
+        self.tenant = tenant
+        """The ``tenant`` of every request (v1.0.1 §8.3.2: the selected interface's)."""
 
     def operation(self, operation: Operation) -> Any:
         return self.v1.BY_V1_NAME[operation.name]
@@ -33,6 +35,8 @@ class V1Dialect:
     def request(self, operation: Operation, params: A2AModel | None) -> dict[str, Any]:
         """The request message's ProtoJSON."""
         encoded: dict[str, Any] = self.v1.encode_params(self.operation(operation), params)
+        if self.tenant:
+            encoded["tenant"] = self.tenant
         return encoded
 
     def body(self, request_id: int, operation: Operation, params: A2AModel | None) -> bytes:
@@ -72,8 +76,13 @@ class V1Dialect:
         return A2AError.from_code(code, message, data)
 
 
+def v1_dialect(tenant: str | None = None) -> V1Dialect:
+    """The v1.0 dialect, sending ``tenant`` in every request when given."""
+    return V1Dialect(tenant) if tenant else _v1_dialect()
+
+
 @cache
-def v1_dialect() -> V1Dialect:
+def _v1_dialect() -> V1Dialect:
     return V1Dialect()
 
 

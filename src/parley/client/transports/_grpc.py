@@ -30,6 +30,7 @@ from parley.client._errors import (
     StreamInterruptedError,
 )
 from parley.client._transport import ClientCallContext, StreamItem, Timeouts
+from parley.client.transports._dialect import v1_dialect
 from parley.client.transports._http import StreamPosition
 from parley.protocol import (
     ERROR_CLASSES,
@@ -99,6 +100,8 @@ class GRPCTransport:
     ) -> None:
         self.url = url
         self.protocol = V1_0 if protocol == V1_0 else V0_3
+        self.tenant: str | None = options.get("tenant") or None
+        """v1.0: the ``tenant`` of every request (the selected interface's)."""
         if tls is None and client_tls is not None:
             tls = True
         self.target, self.tls = grpc_target(url, tls)
@@ -138,11 +141,12 @@ class GRPCTransport:
             from parley.protocol import v1
 
             v1_op = v1.BY_V1_NAME[operation.name]
+            dialect = v1_dialect(self.tenant)
             return RPC(
                 f"/{V1_SERVICE}/{v1_op.grpc_method}",
                 v1_op.request,
                 v1_op.response,
-                lambda params: v1.to_proto(v1_op, v1.encode_params(v1_op, params), request=True),
+                lambda params: v1.to_proto(v1_op, dialect.request(operation, params), request=True),
                 lambda response: v1.decode_result(v1_op, response),
             )
         proto_op = PROTO_OPERATIONS.get(operation.name)

@@ -59,7 +59,7 @@ class JSONRPCTransport:
         self.url = url
         self.timeouts = timeouts or Timeouts()
         if dialect is None and protocol == V1_0:
-            dialect = v1_dialect()
+            dialect = v1_dialect(options.get("tenant"))
         self.dialect: JSONRPCDialect = dialect or V0_3_CODEC
         self.version: dict[str, str] = {"A2A-Version": V1_0} if protocol == V1_0 else {}
         """The ``A2A-Version`` header of every request (v1.0.1 §3.6.1; none for 0.3)."""

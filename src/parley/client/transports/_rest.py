@@ -174,7 +174,7 @@ class RESTv1Transport:
         self.timeouts = timeouts or Timeouts()
         self._owns_client = http_client is None
         self.http = http_client or httpx.AsyncClient()
-        self.dialect = v1_dialect()
+        self.dialect = v1_dialect(options.get("tenant"))
 
     def _call(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
@@ -182,6 +182,9 @@ class RESTv1Transport:
         v1_operation = self.dialect.operation(operation)
         request = self.dialect.request(operation, params)
         path = v1_operation.rest_path
+        tenant = request.pop("tenant", None)
+        if tenant:  # v1.0.1 §11: /{tenant}/message:send, ...
+            path = f"/{quote(tenant, safe='')}{path}"
         for placeholder, field in v1_operation.path_fields:
             value = quote(str(request.pop(field, "")), safe="")
             path = path.replace(f"{{{placeholder}}}", value)

@@ -172,6 +172,8 @@ class GRPCBinding:
             raise JSONParseError(
                 f"The request is not a valid {request.message_name} message: {request.reason}"
             )
+        if service.version == V1_0:
+            call.tenant = getattr(request, "tenant", "") or None
         return rpc.decode(request)
 
     def _unary(self, service: Service, rpc: RPC) -> Callable[[Any, Any], Any]:

@@ -53,6 +53,7 @@ from parley.protocol import (
 from parley.protocol._dialect import encode_result
 from parley.protocol._dialects import CLAIM_HINTS
 from parley.protocol._errors import shorten
+from parley.protocol._versions import V1_0
 from parley.server._context import CallContext
 from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
@@ -183,6 +184,9 @@ class JSONRPCBinding:
             except A2AError as error:
                 raise _Refused(request_id, error) from None
             entry = dialect.methods.get(method)
+            if dialect.name == V1_0 and isinstance(params, dict):
+                tenant = params.get("tenant")
+                call.tenant = tenant if isinstance(tenant, str) and tenant else None
             if entry is None:
                 missing = MethodNotFoundError(f"Method not found: {shorten(method)}")
                 raise _Refused(request_id, missing)
