@@ -9,10 +9,9 @@ it is (a fresh tuple is, an object is); a dict whose keys and values are all str
 bytes and numbers is not tracked at all. So everything that accumulates is kept in such
 dicts:
 
-- a finished task (terminal state) is one ``bytes``: a small fixed header (sequence,
-  last touched, state) followed by the task's wire JSON;
-- the event log of a finished task is one ``bytes`` too: each event's sequence and wire
-  JSON, a line each (kept as long as the task, as the SQL stores keep it);
+- a finished task (terminal state) is one ``bytes`` holding its snapshot, its event log
+  (kept as long as the task, as the SQL stores keep it) and its place in the index
+  (``_memory_pack``);
 - a sent message (for idempotent send) is keyed by one string made of its scope and
   message id, and maps to the task id; a direct reply is its wire JSON; the keys of the
   messages sent to one task are one string.
@@ -25,16 +24,15 @@ connection scenario shows it).
 
 from __future__ import annotations
 
-import struct
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from pydantic import TypeAdapter
-
 from parley.protocol import ACTIVE_STATES, is_interrupted, is_terminal
-from parley.stores._memory_index import TaskIndex
+from parley.stores._memory_index import Place, TaskIndex
+from parley.stores._memory_pack import header, pack, snapshot, unpack
 from parley.stores._memory_side import MemorySide
 from parley.stores._protocols import (
     Append,
@@ -51,9 +49,7 @@ from parley.stores._protocols import (
     lost,
 )
 from parley.stores._replay import replay
-from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
-
-_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+from parley.types import Message, Task, TaskState, TaskStatusUpdateEvent
 
 
 @dataclass(slots=True)
@@ -65,36 +61,8 @@ class _Entry:
     events: list[StoredEvent] = field(default_factory=list)
     state: TaskState | None = None
     touched: float = field(default_factory=time.time)
-
-
-_HEADER = struct.Struct("<qdB")
-"""Of a finished task's bytes: sequence, last touched (epoch seconds), state index."""
-_STATES = tuple(TaskState)
-_STATE_INDEX = {state: index for index, state in enumerate(_STATES)}
-
-
-def _finished(snapshot: bytes, sequence: int, state: TaskState, touched: float) -> bytes:
-    return _HEADER.pack(sequence, touched, _STATE_INDEX[state]) + snapshot
-
-
-def _unpack(finished: bytes) -> tuple[bytes, int, TaskState, float]:
-    """Snapshot, sequence, state and last touched of a finished task."""
-    sequence, touched, state = _HEADER.unpack_from(finished)
-    return finished[_HEADER.size :], sequence, _STATES[state], touched
-
-
-def _pack_events(events: Sequence[StoredEvent]) -> bytes:
-    return b"\n".join(b"%d %s" % (e.sequence, e.event.to_json()) for e in events)
-
-
-def _unpack_events(packed: bytes | None) -> list[StoredEvent]:
-    if not packed:
-        return []
-    unpacked = []
-    for line in packed.split(b"\n"):
-        sequence, _, data = line.partition(b" ")
-        unpacked.append(StoredEvent(int(sequence), _EVENT.validate_json(data)))
-    return unpacked
+    place: Place | None = None
+    """Where it is filed in the index (``None``: not yet)."""
 
 
 def _key(scope: str, message_id: str) -> str:
@@ -123,21 +91,21 @@ class MemoryStore(MemorySide):
     Snapshots are kept as their wire JSON rather than as model objects: a small task is a
     few hundred bytes that way instead of several kilobytes of Python objects, and every
     ``get`` hands out a fresh copy that no one else can change. Once a task's terminal
-    snapshot is saved its event log is packed into bytes, and kept as long as the task.
+    snapshot is saved it is packed with its event log into one ``bytes``, kept as long
+    as the task.
     """
 
     shared = False
 
     def __init__(self) -> None:
         super().__init__()
-        self._done_events: dict[str, bytes] = {}
-        """task id -> the packed event log of a finished task (``_pack_events``)."""
         self._owners: dict[str, str] = {}
-        """task id -> its owner."""
+        """task id -> its owner (interned: a principal owns many tasks)."""
         self._context_owners: dict[str, str] = {}
         """context id -> its owner (the first owner recorded for a task of it)."""
         self._tasks: dict[str, _Entry] = {}
         self._done: dict[str, bytes] = {}
+        """task id -> the record of a finished task (``_memory_pack.pack``)."""
         self._sent: dict[str, str] = {}
         """message key (``_key``) -> the task id it went to."""
         self._replies: dict[str, bytes] = {}
@@ -153,10 +121,9 @@ class MemoryStore(MemorySide):
         return self._load(task_id)
 
     def _load(self, task_id: str) -> TaskSnapshot | None:
-        done = self._done.get(task_id)
-        if done is not None:
-            snapshot, sequence, _, _ = _unpack(done)
-            task = Task.model_validate_json(snapshot)
+        record = self._done.get(task_id)
+        if record is not None:
+            task, sequence = snapshot(task_id, record)
             return TaskSnapshot(task, sequence, self._owners.get(task_id))
         entry = self._tasks.get(task_id)
         if entry is None:
@@ -175,37 +142,63 @@ class MemoryStore(MemorySide):
         self._save(task, sequence, owner)
 
     def _own(self, task_id: str, context_id: str | None, owner: str | None) -> None:
-        if owner is not None:
-            self._owners.setdefault(task_id, owner)
-            if context_id:
-                self._context_owners.setdefault(context_id, owner)
+        if owner is None:
+            return
+        owner = sys.intern(owner)
+        if task_id not in self._owners:
+            self._owners[task_id] = owner
+            place = self._place(task_id)
+            if place is not None:  # filed before it had an owner
+                self._index.add_owner(task_id, place, owner)
+        if context_id:
+            self._context_owners.setdefault(context_id, owner)
+
+    def _place(self, task_id: str) -> Place | None:
+        entry = self._tasks.get(task_id)
+        if entry is not None:
+            return entry.place
+        record = self._done.get(task_id)
+        return None if record is None else header(record)[3]
+
+    def _file(self, task_id: str, entry: _Entry, context_id: str, state: TaskState) -> None:
+        """File (or refile) a task under its context and state; a task already filed
+        there stays where it is (its place in the order is the time its status last
+        changed, as ListTasks sorts)."""
+        place = entry.place
+        if place is not None and place.state is state and place.context_id == context_id:
+            return
+        owner = self._owners.get(task_id)
+        if place is not None:
+            self._index.remove(task_id, place, owner)
+        entry.place = Place(entry.touched, state, context_id)
+        self._index.add(task_id, entry.place, owner)
 
     def _save(self, task: Task, sequence: int, owner: str | None = None) -> None:
         self._own(task.id, task.context_id, owner)
-        state = task.status.state
-        now = time.time()
-        self._index.touch(task.id, task.context_id, state, now, self._owners.get(task.id))
-        if is_terminal(state):
-            finished = self._tasks.pop(task.id, None)
-            if finished is not None and finished.events:
-                self._done_events[task.id] = _pack_events(finished.events)
-            self._done[task.id] = _finished(task.to_json(), sequence, state, now)
-            return
         entry = self._entry(task.id)
+        entry.touched = time.time()
+        state = entry.state = task.status.state
+        self._file(task.id, entry, task.context_id, state)
+        if is_terminal(state):
+            del self._tasks[task.id]
+            filed = entry.place.filed if entry.place is not None else entry.touched
+            self._done[task.id] = pack(task, sequence, entry.events, entry.touched, filed)
+            return
         entry.snapshot, entry.sequence = task.to_json(), sequence
-        entry.state, entry.touched = state, now
 
     def _entry(self, task_id: str) -> _Entry:
         entry = self._tasks.get(task_id)
         if entry is not None:
             return entry
-        done = self._done.pop(task_id, None)
-        if done is None:
+        record = self._done.pop(task_id, None)
+        if record is None:
             entry = _Entry()
         else:
-            snapshot, sequence, state, _ = _unpack(done)
-            events = _unpack_events(self._done_events.pop(task_id, None))
-            entry = _Entry(snapshot, sequence, events, state)
+            finished = unpack(task_id, record)
+            _, _, touched, place = header(record)
+            entry = _Entry(
+                finished.json, finished.sequence, finished.events, place.state, touched, place
+            )
         self._tasks[task_id] = entry
         return entry
 
@@ -235,15 +228,8 @@ class MemoryStore(MemorySide):
             for stored in part.events:
                 event = stored.event
                 if isinstance(event, Task | TaskStatusUpdateEvent):
-                    if event.status.state is not entry.state:
-                        self._index.touch(
-                            part.task_id,
-                            event.context_id,
-                            event.status.state,
-                            entry.touched,
-                            self._owners.get(part.task_id),
-                        )
                     entry.state = event.status.state
+                    self._file(part.task_id, entry, event.context_id, entry.state)
             self._enqueue(part.outbox)
             if part.snapshot is not None:
                 self._save(part.snapshot, part.events[-1].sequence if part.events else 0)
@@ -264,30 +250,30 @@ class MemoryStore(MemorySide):
         entry = self._tasks.get(task_id)
         if entry is not None:
             return entry.events[-1].sequence if entry.events else 0
-        packed = self._done_events.get(task_id)
-        if not packed:
-            return 0
-        return int(packed[packed.rfind(b"\n") + 1 :].partition(b" ")[0])
+        record = self._done.get(task_id)
+        return 0 if record is None else header(record)[1]
 
     async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
         entry = self._tasks.get(task_id)
-        logged = (
-            entry.events if entry is not None else _unpack_events(self._done_events.get(task_id))
-        )
+        if entry is not None:
+            logged = entry.events
+        else:
+            record = self._done.get(task_id)
+            logged = [] if record is None else unpack(task_id, record).events
         return [stored for stored in logged if stored.sequence > after]
 
     async def last_sequence(self, task_id: str) -> int:
         return self._last(task_id)
 
     async def delete(self, task_id: str) -> None:
-        context_id = self._index.context(task_id)
-        self._index.remove(task_id)
-        if context_id is not None and not self._index.has_context(context_id):
-            self._context_owners.pop(context_id, None)
+        place = self._place(task_id)
+        owner = self._owners.pop(task_id, None)
+        if place is not None:
+            self._index.remove(task_id, place, owner)
+            if not self._index.has_context(place.context_id):
+                self._context_owners.pop(place.context_id, None)
         self._tasks.pop(task_id, None)
         self._done.pop(task_id, None)
-        self._done_events.pop(task_id, None)
-        self._owners.pop(task_id, None)
         self._forget_task(task_id)
         keys = self._sent_to.pop(task_id, None)
         for key in _split(keys) if keys else ():
@@ -303,7 +289,11 @@ class MemoryStore(MemorySide):
             snapshot = self._load(task_id)
             return None if snapshot is None else snapshot.task
 
-        return self._index.page(query, load)
+        def filed(task_id: str) -> tuple[TaskState | None, str | None]:
+            place = self._place(task_id)
+            return None if place is None else place.state, self._owners.get(task_id)
+
+        return self._index.page(query, load, filed)
 
     async def active(self) -> list[str]:
         return [task_id for task_id, entry in self._tasks.items() if entry.state in ACTIVE_STATES]
@@ -346,7 +336,7 @@ class MemoryStore(MemorySide):
                 or (is_interrupted(entry.state) and entry.touched < waiting)
             )
         ]
-        expired += [task_id for task_id, done in self._done.items() if _unpack(done)[3] < ended]
+        expired += [task_id for task_id, done in self._done.items() if header(done)[2] < ended]
         for task_id in expired:
             await self.delete(task_id)
         # Claims that never led to a stored task (direct replies, runs that died early).

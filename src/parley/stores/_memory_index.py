@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 from parley.stores._protocols import TaskPage, TaskQuery
 from parley.types import Task, TaskState
@@ -105,97 +106,92 @@ class SortedKeys:
             index -= 1
 
 
+class Place(NamedTuple):
+    """Where a task is filed: the time its status last changed, its state, its context."""
+
+    filed: float
+    state: TaskState
+    context_id: str
+
+
 class TaskIndex:
+    """Every task's key, sorted: all of them, and by context, state and owner.
+
+    Nothing else is kept per task: the store keeps each task's ``Place`` (and owner) and
+    gives it back to move or remove the task, and ``page`` asks it for the state and
+    owner of the keys it filters.
+    """
+
     def __init__(self) -> None:
         self._all = SortedKeys()
-        self._by_context: dict[str, tuple[str, ...]] = {}
-        """context id -> its tasks' keys, sorted (contexts hold few tasks; a dict of
-        tuples of strings is not tracked by the collector)."""
+        self._by_context: dict[str, str | tuple[str, ...]] = {}
+        """context id -> its task's key, or its tasks' keys sorted (a context holds few
+        tasks, most of them one; strings and tuples of strings cost the collector
+        nothing)."""
         self._by_state: dict[str, SortedKeys] = {}
-        self._keys: dict[str, str] = {}
-        """task id -> its key."""
-        self._places: dict[str, str] = {}
-        """task id -> ``"{state}|{context id}"``, where its key is filed."""
         self._by_owner: dict[str, SortedKeys] = {}
-        self._owner_of: dict[str, str] = {}
-        """task id -> its owner, for the tasks that have one."""
 
-    def touch(
-        self,
-        task_id: str,
-        context_id: str,
-        state: TaskState,
-        touched: float,
-        owner: str | None = None,
-    ) -> None:
-        """File (or refile) a task under its context, state and time of last activity; a
-        task already filed under that state and context stays where it is (its place in
-        the order is the time its status last changed, as ListTasks sorts)."""
-        name = _STATE_VALUES[state]
-        place = f"{name}|{context_id}"
-        if self._places.get(task_id) == place:
-            if owner is not None and task_id not in self._owner_of:  # an owner given later
-                self._file_owner(task_id, self._keys[task_id], owner)
-            return
-        self.remove(task_id)
-        key = _key(touched, task_id)
-        self._keys[task_id] = key
-        self._places[task_id] = place
+    def add(self, task_id: str, place: Place, owner: str | None) -> None:
+        key = _key(place.filed, task_id)
         self._all.add(key)
-        keys = self._by_context.get(context_id, ())
-        at = bisect_left(keys, key)
-        self._by_context[context_id] = (*keys[:at], key, *keys[at:])
+        keys = self._by_context.get(place.context_id)
+        if keys is None:
+            self._by_context[place.context_id] = key
+        else:
+            keys = (keys,) if isinstance(keys, str) else keys
+            at = bisect_left(keys, key)
+            self._by_context[place.context_id] = (*keys[:at], key, *keys[at:])
+        name = _STATE_VALUES[place.state]
         in_state = self._by_state.get(name)
         if in_state is None:
             in_state = self._by_state[name] = SortedKeys()
         in_state.add(key)
         if owner is not None:
-            self._file_owner(task_id, key, owner)
+            self.add_owner(task_id, place, owner)
 
-    def _file_owner(self, task_id: str, key: str, owner: str) -> None:
-        self._owner_of[task_id] = owner
+    def add_owner(self, task_id: str, place: Place, owner: str) -> None:
+        """File a task already filed under the owner it was given since."""
         owned = self._by_owner.get(owner)
         if owned is None:
             owned = self._by_owner[owner] = SortedKeys()
-        owned.add(key)
-
-    def context(self, task_id: str) -> str | None:
-        """The context a task is filed under (``None``: not filed)."""
-        place = self._places.get(task_id)
-        return None if place is None else place.partition("|")[2]
+        owned.add(_key(place.filed, task_id))
 
     def has_context(self, context_id: str) -> bool:
         return context_id in self._by_context
 
-    def remove(self, task_id: str) -> None:
-        key = self._keys.pop(task_id, None)
-        if key is None:
-            return
-        state, _, context_id = self._places.pop(task_id).partition("|")
+    def remove(self, task_id: str, place: Place, owner: str | None) -> None:
+        key = _key(place.filed, task_id)
         self._all.remove(key)
-        owner = self._owner_of.pop(task_id, None)
         if owner is not None:
             owned = self._by_owner[owner]
             owned.remove(key)
             if not owned:
                 del self._by_owner[owner]
-        in_state = self._by_state[state]
+        name = _STATE_VALUES[place.state]
+        in_state = self._by_state[name]
         in_state.remove(key)
         if not in_state:
-            del self._by_state[state]
-        in_context = self._by_context[context_id]
+            del self._by_state[name]
+        in_context = self._by_context[place.context_id]
+        if isinstance(in_context, str) or len(in_context) == 1:
+            del self._by_context[place.context_id]
+            return
         at = bisect_left(in_context, key)
-        if len(in_context) > 1:
-            self._by_context[context_id] = in_context[:at] + in_context[at + 1 :]
-        else:
-            del self._by_context[context_id]
+        rest = in_context[:at] + in_context[at + 1 :]
+        self._by_context[place.context_id] = rest[0] if len(rest) == 1 else rest
 
-    def page(self, query: TaskQuery, load: Callable[[str], Task | None]) -> TaskPage:
-        """The page ``query`` asks for; ``load`` gives a task by id."""
+    def page(
+        self,
+        query: TaskQuery,
+        load: Callable[[str], Task | None],
+        filed: Callable[[str], tuple[TaskState | None, str | None]],
+    ) -> TaskPage:
+        """The page ``query`` asks for; ``load`` gives a task by id, ``filed`` the state
+        and owner it is filed under."""
         keys = self._narrowest(query)
         low = "" if query.touched_after is None else _key(query.touched_after, _AFTER_EVERY_ID)
         below = None if query.after is None else _key(*query.after)
-        wanted = self._checks(query)
+        wanted = _checks(query, filed)
         if wanted is None:
             total = keys.count_above(low)
             walk = keys.descending(below, low)
@@ -215,26 +211,26 @@ class TaskIndex:
 
     def _narrowest(self, query: TaskQuery) -> SortedKeys:
         if query.context_id is not None:
-            return SortedKeys.of(self._by_context.get(query.context_id, ()))
+            keys = self._by_context.get(query.context_id, ())
+            return SortedKeys.of((keys,) if isinstance(keys, str) else keys)
         if query.owner is not None:
             return self._by_owner.get(query.owner, SortedKeys())
         if query.state is not None:
             return self._by_state.get(query.state.value, SortedKeys())
         return self._all
 
-    def _checks(self, query: TaskQuery) -> Callable[[str], bool] | None:
-        """The filters ``_narrowest`` did not apply, checked key by key: the state in a
-        context's or an owner's keys, the owner in a context's keys (a context holds
-        few tasks)."""
-        state, owner = query.state, query.owner
-        if state is not None and (query.context_id is not None or owner is not None):
-            prefix = f"{state.value}|"
-            if query.context_id is None or owner is None:
-                return lambda key: self._places[_task_id(key)].startswith(prefix)
-            return lambda key: (
-                self._places[_task_id(key)].startswith(prefix)
-                and self._owner_of.get(_task_id(key)) == owner
-            )
-        if owner is not None and query.context_id is not None:
-            return lambda key: self._owner_of.get(_task_id(key)) == owner
-        return None
+
+def _checks(
+    query: TaskQuery, filed: Callable[[str], tuple[TaskState | None, str | None]]
+) -> Callable[[str], bool] | None:
+    """The filters ``_narrowest`` did not apply, checked key by key: the state in a
+    context's or an owner's keys, the owner in a context's keys (a context holds few
+    tasks)."""
+    state, owner = query.state, query.owner
+    if state is not None and (query.context_id is not None or owner is not None):
+        if query.context_id is None or owner is None:
+            return lambda key: filed(_task_id(key))[0] is state
+        return lambda key: filed(_task_id(key)) == (state, owner)
+    if owner is not None and query.context_id is not None:
+        return lambda key: filed(_task_id(key))[1] == owner
+    return None
