@@ -1,39 +1,46 @@
 """Memory per stored task in parley's in-memory store, measured in process.
 
-Sends N echo messages through the request handler (the same path a binding calls),
-then reports the traced-memory growth per task after a full collection. Prints JSON.
+Sends echo messages through the request handler (the same path a binding calls) and
+reports the memory that stays per task (``memory_probe``: tracemalloc and resident
+memory, each at five points, the largest figure). Each stored task is what an echo send
+makes: its history (the message sent), its artifact and its event log; the count of
+stored tasks, and that the last one is whole, are checked. Prints JSON.
 
     python bench/memory_parley.py [--tasks 20000]
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import gc
-import json
-import tracemalloc
 import uuid
+from collections.abc import Awaitable, Callable
 
+from bench.memory_probe import main
 from bench.parley_echo import card, echo
 from parley.server import RequestHandler
-from parley.types import Message, MessageSendParams, Role, TextPart
+from parley.stores import MemoryStore
+from parley.types import Message, MessageSendParams, Role, Task, TextPart
 
 
-async def measure(tasks: int) -> dict[str, float]:
-    handler = RequestHandler(echo, card)
-    await handler.send_message(_params())  # warm up: imports, caches
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    for _ in range(tasks):
-        await handler.send_message(_params())
-    await asyncio.sleep(0.1)  # let finished runs release their live state
-    gc.collect()
-    after = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    stored = len(handler.task_store)  # type: ignore[arg-type]
-    return {"tasks": tasks, "stored": stored, "bytes_per_task": round((after - before) / tasks)}
+async def sender() -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[int]]]:
+    store = MemoryStore()
+    handler = RequestHandler(echo, card, task_store=store)
+    sent: list[Task] = []
+
+    async def send() -> object:
+        result = await handler.send_message(_params())
+        assert isinstance(result, Task)
+        sent[:] = [result]
+        return result
+
+    async def stored() -> int:
+        found = await store.get(sent[0].id)
+        assert found is not None
+        assert found.task.history
+        assert found.task.artifacts
+        assert len(await store.events(sent[0].id)) >= 3
+        return len(store)
+
+    return send, stored
 
 
 def _params() -> MessageSendParams:
@@ -44,11 +51,5 @@ def _params() -> MessageSendParams:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tasks", type=int, default=20_000)
-    print(json.dumps(asyncio.run(measure(parser.parse_args().tasks))))
-
-
 if __name__ == "__main__":
-    main()
+    main(sender)

@@ -1,41 +1,30 @@
 """Memory per stored task in a2a-sdk's InMemoryTaskStore, measured in process.
 
-Runs in the interop venv. Sends N echo messages through ``DefaultRequestHandler``
-(``on_message_send``, the path its JSON-RPC app calls), then reports the traced-memory
-growth per task after a full collection. Prints JSON.
+Runs in the interop venv. Sends echo messages through ``DefaultRequestHandler``
+(``on_message_send``, the path its JSON-RPC app calls) and reports the memory that stays
+per task, measured as for parley (``memory_probe``). Prints JSON.
 
     .interop/venv/bin/python bench/memory_sdk.py [--tasks 20000]
 """
 
 from __future__ import annotations
 
-import argparse
-import asyncio
-import gc
-import json
-import tracemalloc
 import uuid
+from collections.abc import Awaitable, Callable
 
 from a2a.types import Message, MessageSendParams, Part, Role, TextPart
+from memory_probe import main
 from sdk_echo import handler, store
 
 
-async def measure(tasks: int) -> dict[str, float]:
-    await handler.on_message_send(_params())
-    gc.collect()
-    tracemalloc.start()
-    before = tracemalloc.get_traced_memory()[0]
-    for _ in range(tasks):
-        await handler.on_message_send(_params())
-    await asyncio.sleep(0.1)
-    gc.collect()
-    after = tracemalloc.get_traced_memory()[0]
-    tracemalloc.stop()
-    return {
-        "tasks": tasks,
-        "stored": len(store.tasks),
-        "bytes_per_task": round((after - before) / tasks),
-    }
+async def sender() -> tuple[Callable[[], Awaitable[object]], Callable[[], Awaitable[int]]]:
+    async def send() -> object:
+        return await handler.on_message_send(_params())
+
+    async def stored() -> int:
+        return len(store.tasks)
+
+    return send, stored
 
 
 def _params() -> MessageSendParams:
@@ -48,11 +37,5 @@ def _params() -> MessageSendParams:
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--tasks", type=int, default=20_000)
-    print(json.dumps(asyncio.run(measure(parser.parse_args().tasks))))
-
-
 if __name__ == "__main__":
-    main()
+    main(sender)
