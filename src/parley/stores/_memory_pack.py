@@ -98,8 +98,8 @@ def pack(
     as ``events``, last touched at ``touched``, filed in the index at ``filed``."""
     lines = [task.to_json()]
     lines += [b"%d%s" % (stored.sequence, _told(stored.event, task)) for stored in events]
-    context_id = task.context_id.encode()
-    body = _shorten(b"\n".join(lines), task.id.encode(), context_id)
+    context_id = _bytes(task.context_id)
+    body = _shorten(b"\n".join(lines), _bytes(task.id), context_id)
     last = events[-1].sequence if events else 0
     state = _STATE_INDEX[task.status.state]
     head = _HEADER.pack(sequence, last, touched, filed, state, len(context_id))
@@ -109,7 +109,7 @@ def pack(
 def header(record: bytes) -> tuple[int, int, float, Place]:
     """Snapshot sequence, last event sequence, last touched and place of a record."""
     sequence, last, touched, filed, state, size = _HEADER.unpack_from(record)
-    context_id = record[_HEADER.size : _HEADER.size + size].decode()
+    context_id = record[_HEADER.size : _HEADER.size + size].decode("utf-8", "surrogatepass")
     return sequence, last, touched, Place(filed, STATES[state], context_id)
 
 
@@ -132,7 +132,12 @@ def unpack(task_id: str, record: bytes) -> Finished:
 
 def _body(task_id: str, record: bytes, size: int) -> bytes:
     start = _HEADER.size + size
-    return _lengthen(record[start:], task_id.encode(), record[_HEADER.size : start])
+    return _lengthen(record[start:], _bytes(task_id), record[_HEADER.size : start])
+
+
+def _bytes(text: str) -> bytes:
+    """``text`` as bytes, whatever it holds (an id is only ever matched, never sent)."""
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _shorten(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
