@@ -111,6 +111,19 @@ def _cases() -> dict[str, tuple[str, str, list[Event]]]:
             t,
             c,
             [
+                Task(id=t, context_id=c, status=TaskStatus(state=TaskState.submitted)),
+                Task(id=t, context_id=c, status=TaskStatus(state=TaskState.working, timestamp="")),
+                Task(
+                    id=t,
+                    context_id=c,
+                    status=TaskStatus(state=TaskState.working, timestamp="now\nthen \x01"),
+                ),
+                Task(
+                    id=t,
+                    context_id=c,
+                    status=TaskStatus(state=TaskState.working, message=_message("w", "busy")),
+                    history=[asked],
+                ),
                 _start(t, c, []),
                 _artifact(t, c, text, artifact_id="old"),
                 _start(t, c, [asked], artifacts=[Artifact(artifact_id="new", parts=[text])]),

@@ -13,16 +13,18 @@ give back exactly what was stored (the ``Task`` for ``get``, every event for ``e
   in the snapshot those pieces are, by identity of the objects the reducer folded in
   (``apply`` keeps them), never by equality (``1 == 1.0 == True`` would change the JSON).
   Any other event is its wire JSON. No event is serialised again when its task ends.
-- the whole is then shortened by plain byte replacement, undone in reverse order: the
-  task and context ids (``\\x01``, ``\\x02``) and the field names every task repeats
-  (``\\x03``...), each by a control character that wire JSON never holds raw (JSON
-  escapes them in strings), so any content round-trips exactly.
+- the whole is then shortened, undone in reverse order: the beginning every task's JSON
+  shares (with its ids) is cut off, and by plain byte replacement the end of each of its
+  history messages (with the ids) and a few field names every task repeats, each by a
+  control character that wire JSON never holds raw (JSON escapes them in strings), so
+  any content round-trips exactly.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from operator import is_
 from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter
@@ -45,38 +47,23 @@ _HEADER = struct.Struct("<qqddBH")
 index, length of the context id that follows."""
 STATES = tuple(TaskState)
 _STATE_INDEX = {state: index for index, state in enumerate(STATES)}
+_STATE_VALUES = {state: state.value.encode() for state in TaskState}
 
+_PREFIX = b'{"kind":"task","id":"%s","contextId":"%s","status":{"state":"'
+"""How the wire JSON of every task begins: kept without it."""
+_TAIL = b'"}],"contextId":"%s","taskId":"%s"}'
+"""How a message of the task's history ends (a text part last)."""
 _TOKENS = (
-    b'{"kind":"task","id":"\x01","contextId":"\x02","status":{"state":"',
-    b'{"kind":"status-update","taskId":"\x01","contextId":"\x02","status":{"state":"',
-    b'{"kind":"artifact-update","taskId":"\x01","contextId":"\x02","artifact":{"artifactId":"',
-    b'"}],"contextId":"\x02","taskId":"\x01"}',
-    b'{"kind":"message","messageId":"',
-    b'","role":"user","parts":[',
-    b'","role":"agent","parts":[',
-    b'{"kind":"text","text":"',
-    b'{"kind":"data","data":',
-    b'{"kind":"file","file":{',
-    b'"},"history":[',
-    b'],"artifacts":[',
-    b'{"artifactId":"',
+    b'"},"history":[{"kind":"message","messageId":"',
+    b'","role":"user","parts":[{"kind":"text","text":"',
+    b'],"artifacts":[{"artifactId":"',
+    b'","parts":[{"kind":"text","text":"',
     b'","timestamp":"',
-    b'{"state":"',
-    b'+00:00"}',
-    b'"}],"name":"',
-    b'","parts":[',
-    b'"metadata":{',
-    b'"contextId":"\x02"',
-    b'"taskId":"\x01"',
-    b"completed",
-    b"working",
-    b"submitted",
-    b"input-required",
-    b',"final":true}',
 )
-_CODES = [bytes((code,)) for code in range(3, 32) if code != 10]  # "\n" separates lines
+"""Field names every task repeats. Each replacement scans the whole record (about six
+machine instructions a byte): a few long ones, not many short ones."""
+_CODES = [bytes((code,)) for code in range(2, 32) if code != 10]  # "\n" separates lines
 _PAIRS = tuple(zip(_TOKENS, _CODES, strict=False))
-assert len(_PAIRS) == len(_TOKENS)
 _BACK = tuple(reversed(_PAIRS))
 _FLAGS = {None: b"n", True: b"t", False: b"f"}
 _UNFLAGS = {b"n": None, b"t": True, b"f": False}
@@ -141,10 +128,10 @@ def _bytes(text: str) -> bytes:
 
 
 def _shorten(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
-    if task_id:
-        data = data.replace(task_id, b"\x01")
-    if context_id:
-        data = data.replace(context_id, b"\x02")
+    prefix = _PREFIX % (task_id, context_id)
+    if data.startswith(prefix):
+        data = data[len(prefix) :]  # now it begins with the state, never with "{"
+    data = data.replace(_TAIL % (context_id, task_id), b"\x01")
     for token, code in _PAIRS:
         data = data.replace(token, code)
     return data
@@ -153,10 +140,9 @@ def _shorten(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
 def _lengthen(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
     for token, code in _BACK:
         data = data.replace(code, token)
-    if context_id:
-        data = data.replace(b"\x02", context_id)
-    if task_id:
-        data = data.replace(b"\x01", task_id)
+    data = data.replace(b"\x01", _TAIL % (context_id, task_id))
+    if not data.startswith(b"{"):
+        data = _PREFIX % (task_id, context_id) + data
     return data
 
 
@@ -169,9 +155,10 @@ def _told(event: Event, task: Task) -> bytes:
         if _ours(event, task) and event.metadata is None and _same_status(event.status, task):
             return b"S" + _FLAGS[event.final]
     elif isinstance(event, TaskArtifactUpdateEvent):
-        at = _artifact_at(event.artifact, task.artifacts)
-        if _ours(event, task) and event.metadata is None and at is not None:
-            return b"A%s%s%d" % (_FLAGS[event.append], _FLAGS[event.last_chunk], at)
+        if _ours(event, task) and event.metadata is None:
+            at = _artifact_at(event.artifact, task.artifacts)
+            if at is not None:
+                return b"A%s%s%d" % (_FLAGS[event.append], _FLAGS[event.last_chunk], at)
     elif isinstance(event, Task):
         told = _told_task(event, task)
         if told is not None:
@@ -213,8 +200,14 @@ def _same_artifact(one: Artifact, other: Artifact) -> bool:
         and one.extensions == other.extensions
         and one.metadata is other.metadata
         and len(one.parts) == len(other.parts)
-        and all(part is kept for part, kept in zip(one.parts, other.parts, strict=True))
+        and _all_are(one.parts, other.parts)
     )
+
+
+def _all_are(items: list[Any], kept: list[Any]) -> bool:
+    """``items`` are the first of ``kept``, object by object (``map``: a generator costs
+    more than the comparisons)."""
+    return len(items) <= len(kept) and all(map(is_, items, kept))
 
 
 def _told_task(event: Task, task: Task) -> bytes | None:
@@ -222,27 +215,41 @@ def _told_task(event: Task, task: Task) -> bytes | None:
         return None
     if event.metadata is not task.metadata:
         return None
-    history = _prefix(event.history, task.history, _is)
-    artifacts = _prefix(event.artifacts, task.artifacts, _same_artifact)
+    history = _first_of(event.history, task.history)
+    artifacts = _first_artifacts(event.artifacts, task.artifacts)
     if history is None or artifacts is None:
         return None
-    status = b"=" if _same_status(event.status, task) else event.status.to_json()
-    return b"T%s %s %s" % (history, artifacts, status)
+    return b"T%s %s %s" % (history, artifacts, _told_status(event.status, task))
 
 
-def _is(one: Any, other: Any) -> bool:
-    return one is other
+def _told_status(status: TaskStatus, task: Task) -> bytes:
+    """``=``: the task's; ``~state [timestamp]``: one with no message; or its JSON."""
+    if _same_status(status, task):
+        return b"="
+    stamp = status.timestamp
+    if status.message is not None or (stamp is not None and not stamp.isprintable()):
+        return status.to_json()
+    state = _STATE_VALUES[status.state]
+    return state if stamp is None else b"%s %s" % (state, stamp.encode())
 
 
-def _prefix(items: list[Any] | None, kept: list[Any] | None, same: Any) -> bytes | None:
-    """How many of ``kept`` ``items`` are (``b"n"``: ``items`` is ``None``), or ``None``
-    if they are not its first ones."""
+def _first_of(items: list[Any] | None, kept: list[Any] | None) -> bytes | None:
+    """How many of ``kept`` ``items`` are, by identity (``b"n"``: ``items`` is
+    ``None``), or ``None`` if they are not its first ones."""
     if items is None:
         return b"n"
-    if len(items) > len(kept or ()):
+    return b"%d" % len(items) if _all_are(items, kept or []) else None
+
+
+def _first_artifacts(items: list[Artifact] | None, kept: list[Artifact] | None) -> bytes | None:
+    if items is None:
+        return b"n"
+    kept = kept or []
+    if len(items) > len(kept):
         return None
-    if kept and not all(same(item, k) for item, k in zip(items, kept, strict=False)):
-        return None
+    for at, item in enumerate(items):
+        if not _same_artifact(item, kept[at]):
+            return None
     return b"%d" % len(items)
 
 
@@ -271,7 +278,7 @@ def _event(kind: bytes, rest: bytes, task: Task) -> Event:
         history, artifacts, status = rest.split(b" ", 2)
         return task.model_copy(
             update={
-                "status": task.status if status == b"=" else TaskStatus.model_validate_json(status),
+                "status": _status(status, task),
                 "history": _first(task.history, history),
                 "artifacts": _first(task.artifacts, artifacts),
             }
@@ -279,6 +286,16 @@ def _event(kind: bytes, rest: bytes, task: Task) -> Event:
     if kind == b"M":
         return (task.history or [])[int(rest)]
     return _EVENT.validate_json(rest)
+
+
+def _status(told: bytes, task: Task) -> TaskStatus:
+    if told == b"=":
+        return task.status
+    if told.startswith(b"{"):
+        return TaskStatus.model_validate_json(told)
+    state, _, stamp = told.partition(b" ")
+    timestamp = stamp.decode() if stamp or b" " in told else None
+    return TaskStatus(state=TaskState(state.decode()), timestamp=timestamp)
 
 
 def _first(kept: list[Any] | None, count: bytes) -> list[Any] | None:
