@@ -30,7 +30,7 @@ from parley.protocol.v1 import (
     V1_OPERATIONS,
     V1Operation,
     decode_request,
-    encode_result,
+    encode_json,
     rest_error_body,
 )
 from parley.server._handler import RequestHandler
@@ -116,11 +116,11 @@ class RESTv1:
             await fail(send, as_a2a_error(error))
             return
         if not operation.core.streaming:
-            await send_body(send, 200, _dumps(encode_result(operation, result)))
+            await send_body(send, 200, encode_json(operation, result))
             return
 
         def encode(event: Event) -> bytes:
-            return _dumps(encode_result(operation, event))
+            return encode_json(operation, event)
 
         def encode_error(problem: Exception) -> bytes:
             return rest_error_body(as_a2a_error(problem))
@@ -149,7 +149,3 @@ def _request(
     if "tenant" in path_params:
         request["tenant"] = path_params["tenant"]
     return request
-
-
-def _dumps(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
