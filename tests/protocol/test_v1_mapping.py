@@ -6,6 +6,7 @@ exception, which a binding would answer with a 500)."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any
 
@@ -79,10 +80,8 @@ def test_any_value_anywhere_is_refused_or_read(data: st.DataObject) -> None:
     path = data.draw(st.sampled_from(_paths(request)))
     bad = _replace(request, path, data.draw(json_values | st.sampled_from([[{}], {"x": 1}])))
     for operation in (SEND, STREAM):
-        try:
+        with contextlib.suppress(ConversionError, ValidationError):
             decode_request(operation, bad)
-        except (ConversionError, ValidationError):
-            pass
 
 
 @pytest.mark.parametrize(
