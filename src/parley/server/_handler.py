@@ -34,7 +34,7 @@ from parley.server._bus import CHANNEL, Bus
 from parley.server._cancel import Cancels
 from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
-from parley.server._ids import new_id
+from parley.server._ids import new_ordered_id
 from parley.server._keys import SigningKeys
 from parley.server._limits import DEFAULT_LIMITS, Limits
 from parley.server._listing import list_tasks
@@ -189,12 +189,12 @@ class RequestHandler:
             return repeat
         if message.task_id and not await self._names_new_task(params):
             return await self._continue(params, message, call, owner)
-        task_id = message.task_id or new_id()
+        task_id = message.task_id or new_ordered_id()
         repeat = await self.sent.claim(message, task_id)
         if repeat is not None:
             return repeat
         message = message.model_copy(
-            update={"task_id": task_id, "context_id": message.context_id or new_id()}
+            update={"task_id": task_id, "context_id": message.context_id or new_ordered_id()}
         )
         assert message.context_id is not None
         related = await self._related_tasks(message, owner)
