@@ -25,6 +25,7 @@ connection scenario shows it).
 
 from __future__ import annotations
 
+import itertools
 import struct
 import time
 from collections.abc import Sequence
@@ -335,9 +336,11 @@ class MemoryStore(MemorySide):
         if key in self._sent:
             self._replies[key] = reply.to_json()
 
-    async def expire(self, *, ended_before: datetime, waiting_before: datetime) -> int:
+    async def expire(
+        self, *, ended_before: datetime, waiting_before: datetime, limit: int | None = None
+    ) -> int:
         ended, waiting = ended_before.timestamp(), waiting_before.timestamp()
-        expired = [
+        waiting_expired = (
             task_id
             for task_id, entry in self._tasks.items()
             if entry.state is not None
@@ -345,16 +348,18 @@ class MemoryStore(MemorySide):
                 (is_terminal(entry.state) and entry.touched < ended)
                 or (is_interrupted(entry.state) and entry.touched < waiting)
             )
-        ]
-        expired += [task_id for task_id, done in self._done.items() if _unpack(done)[3] < ended]
+        )
+        done_expired = (task_id for task_id, done in self._done.items() if _unpack(done)[3] < ended)
+        expired = list(itertools.islice(itertools.chain(waiting_expired, done_expired), limit))
         for task_id in expired:
             await self.delete(task_id)
-        # Claims that never led to a stored task (direct replies, runs that died early).
-        for key, at in list(self._claimed.items()):
-            task_id = self._sent[key]
-            if at < ended and task_id not in self._tasks and task_id not in self._done:
-                self._forget(key)
-                self._sent_to.pop(task_id, None)
+        if limit is None or len(expired) < limit:
+            # Claims that never led to a stored task (direct replies, runs that died early).
+            for key, at in list(self._claimed.items()):
+                task_id = self._sent[key]
+                if at < ended and task_id not in self._tasks and task_id not in self._done:
+                    self._forget(key)
+                    self._sent_to.pop(task_id, None)
         return len(expired)
 
     async def aclose(self) -> None:

@@ -181,11 +181,15 @@ class TaskStore(Protocol):
         served from an index, never by reading every task."""
         ...
 
-    async def expire(self, *, ended_before: datetime, waiting_before: datetime) -> int:
+    async def expire(
+        self, *, ended_before: datetime, waiting_before: datetime, limit: int | None = None
+    ) -> int:
         """Delete tasks (as ``delete`` does) in a terminal state with no activity since
         ``ended_before``, and in an interrupted state with no activity since
-        ``waiting_before``; returns how many were deleted. Direct replies recorded
-        before ``ended_before`` go too."""
+        ``waiting_before``; returns how many were deleted. At most ``limit`` tasks (all
+        when ``None``), in one short transaction: retention calls it again, after a
+        pause, while it returns ``limit``. Direct replies recorded before
+        ``ended_before`` go too (with a ``limit``: in the call that finds fewer tasks)."""
         ...
 
 
