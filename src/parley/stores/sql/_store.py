@@ -9,11 +9,11 @@ from datetime import datetime
 from typing import Any
 
 from pydantic import TypeAdapter
-from sqlalchemy import and_, delete, func, or_, select, tuple_, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from parley.protocol import ACTIVE_STATES, INTERRUPTED_STATES, TERMINAL_STATES
+from parley.protocol import ACTIVE_STATES
 from parley.stores._protocols import (
     Append,
     Lease,
@@ -29,14 +29,14 @@ from parley.stores._protocols import (
 )
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores._replay import replay
+from parley.stores.sql import _expire
 from parley.stores.sql._base import insert
 from parley.stores.sql._group import AppendWrite, SaveWrite
-from parley.stores.sql._schema import events, leases, outbox, push_configs, sent_messages, tasks
+from parley.stores.sql._schema import events, leases, outbox, sent_messages, tasks
 from parley.stores.sql._side import SQLSide, fenced
 from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
-_BATCH = 500
 
 
 def _upsert_task(
@@ -257,62 +257,9 @@ class SQLStore(SQLSide):
     async def expire(
         self, *, ended_before: datetime, waiting_before: datetime, limit: int | None = None
     ) -> int:
-        ended, waiting = ended_before.timestamp(), waiting_before.timestamp()
-        expired = or_(
-            and_(tasks.c.state.in_([s.value for s in TERMINAL_STATES]), tasks.c.touched < ended),
-            and_(
-                tasks.c.state.in_([s.value for s in INTERRUPTED_STATES]),
-                tasks.c.touched < waiting,
-            ),
+        return await _expire.expire(
+            self, ended_before.timestamp(), waiting_before.timestamp(), limit
         )
-        removed = 0
-        while True:
-            want = _BATCH if limit is None else min(_BATCH, limit - removed)
-            found, gone = await self._expire_some(expired, want)
-            removed += gone
-            if found < want:  # none left: now the claims that never led to a task
-                await self._forget_claims(ended, _BATCH)
-                return removed
-            if limit is not None and removed >= limit:
-                return removed
-
-    async def _expire_some(self, expired: Any, count: int) -> tuple[int, int]:
-        """Delete up to ``count`` expired tasks; returns (how many were found, how many
-        deleted). Found by a read (no write lock while it looks), deleted by key in a
-        short transaction that checks again that each is expired (a waiting task may
-        have been resumed meanwhile)."""
-        engine = await self._connect()
-        async with engine.connect() as connection:
-            query = select(tasks.c.id).where(expired).limit(count)
-            found = list((await connection.execute(query)).scalars())
-        if not found:
-            return 0, 0
-        async with engine.begin() as connection:
-            gone = await connection.execute(
-                delete(tasks).where(tasks.c.id.in_(found), expired).returning(tasks.c.id)
-            )
-            task_ids = list(gone.scalars())
-            await _delete_task_rows(connection, task_ids)
-        return len(found), len(task_ids)
-
-    async def _forget_claims(self, ended: float, count: int) -> None:
-        """Remove sent-message claims made before ``ended`` that never led to a stored
-        task, up to ``count`` of them (the rest at the next sweep)."""
-        engine = await self._connect()
-        orphan = select(sent_messages.c.scope, sent_messages.c.message_id).where(
-            sent_messages.c.created < ended,
-            ~select(tasks.c.id).where(tasks.c.id == sent_messages.c.task_id).exists(),
-        )
-        async with engine.connect() as connection:  # looked for by a read, no lock
-            keys = (await connection.execute(orphan.limit(count))).all()
-        if keys:
-            async with engine.begin() as connection:
-                await connection.execute(
-                    delete(sent_messages).where(
-                        tuple_(sent_messages.c.scope, sent_messages.c.message_id).in_(keys),
-                        ~select(tasks.c.id).where(tasks.c.id == sent_messages.c.task_id).exists(),
-                    )
-                )
 
 
 def _save_values(task: Task, sequence: int, owner: str | None) -> dict[str, Any]:
@@ -428,12 +375,6 @@ async def _sent(connection: AsyncConnection, scope: str, message_id: str) -> Sen
 
 async def _delete_tasks(connection: AsyncConnection, task_ids: list[str]) -> None:
     if task_ids:
-        await _delete_task_rows(connection, task_ids)
-        await connection.execute(delete(tasks).where(tasks.c.id.in_(task_ids)))
-
-
-async def _delete_task_rows(connection: AsyncConnection, task_ids: list[str]) -> None:
-    """Everything of these tasks but their rows in ``parley_tasks``."""
-    if task_ids:
-        for table in (events, push_configs, outbox, leases, sent_messages):
+        for table in _expire.TASK_TABLES:
             await connection.execute(delete(table).where(table.c.task_id.in_(task_ids)))
+        await connection.execute(delete(tasks).where(tasks.c.id.in_(task_ids)))
