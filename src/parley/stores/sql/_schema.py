@@ -89,5 +89,5 @@ leases = Table(
     Column("holder", String, nullable=False),
     Column("token", BigInteger, nullable=False),
     Column("expires", Double, nullable=False),
-    Index("ix_parley_leases_holder", "holder"),
+    Index("ix_parley_leases_holder_expires", "holder", "expires"),
 )
