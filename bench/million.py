@@ -66,6 +66,7 @@ def _one_store(store: str, options: argparse.Namespace) -> dict[str, Any]:
             wrk(served, 16, 2)
             result["empty"] = [wrk(served, c, options.seconds) for c in (16, 64)]
             result["empty_slices"] = _slices(served, BASELINE_SLICES)
+        _say("empty", result["empty"], result["empty_slices"])
         started = time.monotonic()
         result["stored_before_fill"] = asyncio.run(_fill(url, options.tasks))
         result["fill_seconds"] = round(time.monotonic() - started, 1)
@@ -75,10 +76,24 @@ def _one_store(store: str, options: argparse.Namespace) -> dict[str, Any]:
             wrk(served, 16, 2)
             result["full"] = [wrk(served, c, options.seconds) for c in (16, 64)]
             result["full_slices"] = _slices(served, BASELINE_SLICES)
+        _say("full", result["full"], result["full_slices"])
         asyncio.run(_age(url))
         result["expiring"] = _during_sweep(target, url)
     result["load_average"] = os.getloadavg()
     return result
+
+
+def _say(phase: str, runs: list[dict[str, Any]], slices: dict[str, Any]) -> None:
+    """The phase's figures as they come (a long run stopped early still tells them)."""
+    figures = ", ".join(
+        f"c={r['connections']} {r['per_s']:.0f}/s p99 {r['p99_ms']:.0f} ms" for r in runs
+    )
+    print(
+        f"   {phase}: {figures}; slices {slices['per_s']:.0f}/s p99 median "
+        f"{slices['median_p99_ms']:.0f} worst {slices['worst_p99_ms']:.0f} ms",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def _slices(served: Any, count: int) -> dict[str, Any]:
@@ -274,6 +289,11 @@ def _during_sweep(target: Any, url: str) -> dict[str, Any]:
             slices.append(wrk(served, 64, SLICE_SECONDS))
             left = asyncio.run(_remaining(url))
             slices[-1]["tasks_left"] = left
+            print(
+                f"   deleting: {left:,} left, p99 {slices[-1]['p99_ms']:.0f} ms",
+                file=sys.stderr,
+                flush=True,
+            )
             if left == 0:
                 break
         swept = time.monotonic() - started
