@@ -338,7 +338,7 @@ class RequestHandler:
     async def list_tasks(
         self, params: ListTasksParams, call: CallContext | None = None
     ) -> ListTasksResult:
-        """One page of the tasks matching the filters, most recently active first.
+        """One page of the tasks matching the filters, latest status timestamp first.
 
         Only the caller's tasks when the agent declares security (task ownership).
         Raises ``InvalidParamsError`` for a bad page size, history length, time or page

@@ -50,6 +50,7 @@ from parley.stores._protocols import (
     context_of,
     duplicate,
     lost,
+    status_time,
 )
 from parley.stores._replay import replay
 from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
@@ -66,6 +67,8 @@ class _Entry:
     events: list[StoredEvent] = field(default_factory=list)
     state: TaskState | None = None
     touched: float = field(default_factory=time.time)
+    stamp: str | None = None
+    """The timestamp of the status the index last filed it at."""
 
 
 _HEADER = struct.Struct("<qdB")
@@ -183,9 +186,17 @@ class MemoryStore(MemorySide):
 
     def _save(self, task: Task, sequence: int, owner: str | None = None) -> None:
         self._own(task.id, task.context_id, owner)
-        state = task.status.state
+        state, stamp = task.status.state, task.status.timestamp
         now = time.time()
-        self._index.touch(task.id, task.context_id, state, now, self._owners.get(task.id))
+        known = self._tasks.get(task.id)
+        moved = known is None or known.stamp != stamp or known.state is not state
+        self._index.touch(
+            task.id,
+            task.context_id,
+            state,
+            status_time(task.status) if moved else None,
+            self._owners.get(task.id),
+        )
         if is_terminal(state):
             finished = self._tasks.pop(task.id, None)
             if finished is not None and finished.events:
@@ -194,7 +205,7 @@ class MemoryStore(MemorySide):
             return
         entry = self._entry(task.id)
         entry.snapshot, entry.sequence = task.to_json(), sequence
-        entry.state, entry.touched = state, now
+        entry.state, entry.touched, entry.stamp = state, now, stamp
 
     def _entry(self, task_id: str) -> _Entry:
         entry = self._tasks.get(task_id)
@@ -236,15 +247,16 @@ class MemoryStore(MemorySide):
             for stored in part.events:
                 event = stored.event
                 if isinstance(event, Task | TaskStatusUpdateEvent):
-                    if event.status.state is not entry.state:
+                    status = event.status
+                    if status.state is not entry.state or status.timestamp != entry.stamp:
                         self._index.touch(
                             part.task_id,
                             event.context_id,
-                            event.status.state,
-                            entry.touched,
+                            status.state,
+                            status_time(status),
                             self._owners.get(part.task_id),
                         )
-                    entry.state = event.status.state
+                    entry.state, entry.stamp = status.state, status.timestamp
             self._enqueue(part.outbox)
             if part.snapshot is not None:
                 self._save(part.snapshot, part.events[-1].sequence if part.events else 0)

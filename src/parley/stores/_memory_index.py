@@ -1,8 +1,9 @@
-"""The memory store's index of tasks by last activity, for ``list_tasks`` (ListTasks).
+"""The memory store's index of tasks by status time, for ``list_tasks`` (ListTasks).
 
-Each task has one key, ``"{touched:020.6f}|{task id}"``, whose string order is the order
-of last activity (then of id). Keys are kept sorted for all tasks, per context and per
-state, so a page is a bisect and a walk of ``limit`` keys, and a count a bisect per chunk:
+Each task has one key, ``"{status time:020.6f}|{task id}"``, whose string order is the
+order of ListTasks (v1.0.1 §3.1.4: status timestamp, then id; ``status_time``). Keys are
+kept sorted for all tasks, per context and per state, so a page is a bisect and a walk
+of ``limit`` keys, and a count a bisect per chunk:
 no query reads every task.
 
 A sorted run of keys is held as a list of tuples of at most ``CHUNK`` strings: the
@@ -13,6 +14,7 @@ of every key would be walked each time). Inserting or removing a key rebuilds on
 
 from __future__ import annotations
 
+import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 
@@ -21,7 +23,6 @@ from parley.types import Task, TaskState
 
 CHUNK = 64
 _STATE_VALUES = {state: state.value for state in TaskState}
-_AFTER_EVERY_ID = "~"  # sorts after the characters of ids: a key above every task's at a time
 
 
 def _key(touched: float, task_id: str) -> str:
@@ -125,18 +126,26 @@ class TaskIndex:
         task_id: str,
         context_id: str,
         state: TaskState,
-        touched: float,
+        touched: float | None,
         owner: str | None = None,
     ) -> None:
-        """File (or refile) a task under its context, state and time of last activity; a
-        task already filed under that state and context stays where it is (its place in
-        the order is the time its status last changed, as ListTasks sorts)."""
+        """File (or refile) a task under its context, state and status time (``touched``:
+        ``status_time`` of its latest status; ``None``: unchanged). A task keeps the
+        latest status time it was filed at (a status stamped earlier does not move it
+        back), as the SQL stores do, so a cursor never meets a task twice."""
         name = _STATE_VALUES[state]
         place = f"{name}|{context_id}"
-        if self._places.get(task_id) == place:
-            if owner is not None and task_id not in self._owner_of:  # an owner given later
-                self._file_owner(task_id, self._keys[task_id], owner)
-            return
+        filed_key = self._keys.get(task_id)
+        if filed_key is not None:
+            filed = _position(filed_key)[0]
+            if touched is None or touched <= filed:
+                if self._places[task_id] == place:
+                    if owner is not None and task_id not in self._owner_of:  # given later
+                        self._file_owner(task_id, filed_key, owner)
+                    return
+                touched = filed
+        elif touched is None:
+            touched = time.time()
         self.remove(task_id)
         key = _key(touched, task_id)
         self._keys[task_id] = key
@@ -193,7 +202,7 @@ class TaskIndex:
     def page(self, query: TaskQuery, load: Callable[[str], Task | None]) -> TaskPage:
         """The page ``query`` asks for; ``load`` gives a task by id."""
         keys = self._narrowest(query)
-        low = "" if query.touched_after is None else _key(query.touched_after, _AFTER_EVERY_ID)
+        low = "" if query.touched_after is None else _key(query.touched_after, "")
         below = None if query.after is None else _key(*query.after)
         wanted = self._checks(query)
         if wanted is None:

@@ -23,12 +23,13 @@ one transaction of one database. Code that needs one concern asks for that proto
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Protocol
 
-from parley.types import Event, Message, PushNotificationConfig, Task, TaskState
+from parley.types import Event, Message, PushNotificationConfig, Task, TaskState, TaskStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,9 +121,9 @@ class TaskQuery:
     context_id: str | None = None
     state: TaskState | None = None
     touched_after: float | None = None
-    """Only tasks whose last activity (epoch seconds) is later than this."""
+    """Only tasks whose status time (``status_time``, epoch seconds) is this or later."""
     after: tuple[float, str] | None = None
-    """The page starts after this ``(touched, task id)`` position of the order."""
+    """The page starts after this ``(status time, task id)`` position of the order."""
     limit: int = 50
     owner: str | None = None
     """Only the tasks of this owner (``None``: every task)."""
@@ -130,7 +131,7 @@ class TaskQuery:
 
 @dataclass(frozen=True, slots=True)
 class TaskPage:
-    """One page of tasks, the most recently touched first (ties: the larger id first)."""
+    """One page of tasks, the latest status time first (ties: the larger id first)."""
 
     tasks: list[Task]
     total: int
@@ -367,3 +368,17 @@ def context_of(logged: Sequence[StoredEvent]) -> str | None:
         if context_id:
             return str(context_id)
     return None
+
+
+def status_time(status: TaskStatus) -> float:
+    """When ``status`` was set, epoch seconds: its ``timestamp`` (UTC when it names no
+    zone), or now when it has none. ListTasks orders tasks by it, latest first (v1.0.1
+    §3.1.4); every store keeps a task at the latest status time it has seen."""
+    stamp = status.timestamp
+    if stamp:
+        try:
+            when = datetime.fromisoformat(stamp)
+        except ValueError:
+            return time.time()
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    return time.time()

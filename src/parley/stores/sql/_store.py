@@ -26,15 +26,16 @@ from parley.stores._protocols import (
     TaskSnapshot,
     context_of,
     lost,
+    status_time,
 )
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores._replay import replay
 from parley.stores.sql import _expire
 from parley.stores.sql._base import insert
-from parley.stores.sql._group import AppendWrite, SaveWrite
+from parley.stores.sql._group import AppendWrite, SaveWrite, later_touched
 from parley.stores.sql._schema import events, leases, outbox, sent_messages, tasks
 from parley.stores.sql._side import SQLSide, fenced
-from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
+from parley.types import Event, Message, Task, TaskStatusUpdateEvent
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -47,12 +48,20 @@ def _upsert_task(
     return upsert.on_conflict_do_update(index_elements=[tasks.c.id], set_=changed(upsert.excluded))
 
 
-def _state_of(logged: Sequence[StoredEvent]) -> str | None:
-    state: TaskState | None = None
+def _touch_values(task_id: str, logged: Sequence[StoredEvent], owner: str | None) -> dict[str, Any]:
+    """The task row an append without a snapshot writes: the state and status time of
+    its last status (none: state kept, time 0, ``later_touched`` keeps the stored)."""
+    status = None
     for stored in logged:
         if isinstance(stored.event, Task | TaskStatusUpdateEvent):
-            state = stored.event.status.state
-    return None if state is None else state.value
+            status = stored.event.status
+    return {
+        "id": task_id,
+        "state": None if status is None else status.state.value,
+        "context_id": context_of(logged),
+        "touched": 0.0 if status is None else status_time(status),
+        "owner": owner,
+    }
 
 
 class SQLStore(SQLSide):
@@ -122,13 +131,7 @@ class SQLStore(SQLSide):
         if not (events or lease is not None or snapshot is not None):
             return
         await self._connect()
-        touch = {
-            "id": task_id,
-            "state": _state_of(events),
-            "context_id": context_of(events),
-            "touched": time.time(),
-            "owner": owner,
-        }
+        touch = _touch_values(task_id, events, owner)
         saved = None
         if snapshot is not None:
             saved = _save_values(snapshot, events[-1].sequence if events else 0, owner)
@@ -269,7 +272,7 @@ def _save_values(task: Task, sequence: int, owner: str | None) -> dict[str, Any]
         "state": task.status.state.value,
         "snapshot": task.to_json().decode(),
         "snapshot_sequence": sequence,
-        "touched": time.time(),
+        "touched": status_time(task.status),
         "owner": owner,
     }
 
@@ -281,6 +284,7 @@ async def _save(
 
     def changed(new: Any) -> dict[str, Any]:
         kept = {k: new[k] for k in values if k not in ("id", "owner")}
+        kept["touched"] = later_touched(new)
         return {**kept, "owner": func.coalesce(new.owner, tasks.c.owner)}
 
     await connection.execute(_upsert_task(connection, values, changed))
@@ -300,19 +304,13 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
     if part.snapshot is not None:
         await _save(connection, part.snapshot, logged[-1].sequence if logged else 0, part.owner)
     elif logged:
-        values = {
-            "id": task_id,
-            "state": _state_of(logged),
-            "context_id": context_of(logged),
-            "touched": time.time(),
-            "owner": part.owner,
-        }
+        values = _touch_values(task_id, logged, part.owner)
         await connection.execute(
             _upsert_task(
                 connection,
                 values,
                 lambda new: {
-                    "touched": new.touched,
+                    "touched": later_touched(new),
                     "state": func.coalesce(new.state, tasks.c.state),
                     "context_id": func.coalesce(tasks.c.context_id, new.context_id),
                     "owner": func.coalesce(tasks.c.owner, new.owner),
@@ -355,7 +353,7 @@ def _list_filters(query: TaskQuery) -> list[Any]:
     if query.state is not None:
         filters.append(tasks.c.state == query.state.value)
     if query.touched_after is not None:
-        filters.append(tasks.c.touched > query.touched_after)
+        filters.append(tasks.c.touched >= query.touched_after)
     return filters
 
 
