@@ -203,7 +203,7 @@ class RequestHandler:
         if task_id in self.runs.live:  # the caller's id, taken while we were claiming
             await self.sent.forget(message)
             raise _just_started(task_id)
-        live = self.runs.create(task_id, message.context_id, message, owner)
+        live = self.runs.create(task_id, message.context_id, message, owner or None)
         if not pushed:
             live.push_configs = ()  # a new task has none yet: no store read per new task
         turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
@@ -315,7 +315,7 @@ class RequestHandler:
                 raise _not_found(message.task_id)
         if message.context_id:
             context_owner = await self.task_store.context_owner(message.context_id)
-            if context_owner is not None and context_owner != owner:
+            if context_owner is not None and not may_use(context_owner, owner):
                 raise TaskNotFoundError(f"Context {message.context_id} was not found")
 
     # -- tasks/get, tasks/cancel, tasks/resubscribe ----------------------------------
@@ -574,8 +574,8 @@ def _just_started(task_id: str) -> InvalidParamsError:
 
 
 def _caller(call: CallContext | None) -> str | None:
-    """Who asks, as a task owner (``scope_of``: principal and tenant; ``None``: no
-    principal and no tenant, no scoping)."""
+    """Who asks, as a task owner (``scope_of``: principal and tenant; ``None``: the
+    server itself, no scoping)."""
     return scope_of(call)
 
 

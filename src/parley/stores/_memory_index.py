@@ -17,6 +17,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from parley.stores._protocols import TaskPage, TaskQuery
 from parley.types import Task, TaskState
@@ -208,6 +209,10 @@ class TaskIndex:
         if wanted is None:
             total = keys.count_above(low)
             walk = keys.descending(below, low)
+        elif query.owner == "" and query.context_id is None and query.state is None:
+            # the default tenant's: all tasks less the tenants', a bisect per chunk
+            total = keys.count_above(low) - sum(t.count_above(low) for t in self._tenants())
+            walk = (key for key in keys.descending(below, low) if wanted(key))
         else:
             total = sum(1 for key in keys.descending(None, low) if wanted(key))
             walk = (key for key in keys.descending(below, low) if wanted(key))
@@ -225,16 +230,32 @@ class TaskIndex:
     def _narrowest(self, query: TaskQuery) -> SortedKeys:
         if query.context_id is not None:
             return SortedKeys.of(self._by_context.get(query.context_id, ()))
-        if query.owner is not None:
+        if query.owner:
             return self._by_owner.get(query.owner, SortedKeys())
         if query.state is not None:
             return self._by_state.get(query.state.value, SortedKeys())
         return self._all
 
+    def _tenants(self) -> list[SortedKeys]:
+        """The keys of each v1.0 tenant's owners (``/{tenant}/...``)."""
+        return [keys for owner, keys in self._by_owner.items() if owner.startswith("/")]
+
     def _checks(self, query: TaskQuery) -> Callable[[str], bool] | None:
         """The filters ``_narrowest`` did not apply, checked key by key: the state in a
         context's or an owner's keys, the owner in a context's keys (a context holds
-        few tasks)."""
+        few tasks); for the default tenant (owner ``""``), no tenant's task."""
+        if query.owner == "":
+            rest = self._checks(replace(query, owner=None))
+            if not self._tenants():
+                return rest
+            owner_of = self._owner_of
+
+            def untenanted(key: str) -> bool:
+                return not owner_of.get(_task_id(key), "").startswith("/")
+
+            if rest is None:
+                return untenanted
+            return lambda key: untenanted(key) and rest(key)
         state, owner = query.state, query.owner
         if state is not None and (query.context_id is not None or owner is not None):
             prefix = f"{state.value}|"

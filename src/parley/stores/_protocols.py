@@ -126,7 +126,8 @@ class TaskQuery:
     """The page starts after this ``(status time, task id)`` position of the order."""
     limit: int = 50
     owner: str | None = None
-    """Only the tasks of this owner (``None``: every task)."""
+    """Only the tasks of this owner (``None``: every task; ``""``: the default tenant's,
+    every task whose owner, if any, does not start with ``/``: no v1.0 tenant's)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -348,7 +348,9 @@ def _list_filters(query: TaskQuery) -> list[Any]:
     filters: list[Any] = [tasks.c.state.isnot(None)]
     if query.context_id is not None:
         filters.append(tasks.c.context_id == query.context_id)
-    if query.owner is not None:
+    if query.owner == "":  # the default tenant: no tenant's (``/{tenant}/...``) tasks
+        filters.append(or_(tasks.c.owner.is_(None), ~tasks.c.owner.startswith("/")))
+    elif query.owner is not None:
         filters.append(tasks.c.owner == query.owner)
     if query.state is not None:
         filters.append(tasks.c.state == query.state.value)
