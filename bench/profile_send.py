@@ -7,6 +7,8 @@ Wall-clock figures on a busy machine mean little; what this measures is stable e
 compare a change against the one before it:
 
 - ``--profile``: cProfile of the loop, the top functions by own time;
+- ``--round-trips`` (PostgreSQL): asyncpg calls that wait for the server, and new
+  connections, per request;
 - under ``valgrind --tool=callgrind`` (see ``--help`` of ``scripts/bench``'s ``--profile``
   notes in bench/README.md), instruction counts, which do not move with machine load.
 
@@ -135,6 +137,7 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
             for number in numbers:
                 await _request(app, _body(number, options), options.dialect)
 
+        counted = _count_round_trips() if options.round_trips else None
         cpu, wall = time.process_time(), time.perf_counter()
         if profiler is not None:
             profiler.enable()
@@ -142,12 +145,15 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
         if profiler is not None:
             profiler.disable()
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        counts = dict(counted) if counted is not None else {}
     finally:
         await lifespan.aclose()
         close = getattr(store, "aclose", None)
         if close is not None:
             await close()
     if profiler is not None:
+        if options.dump:
+            profiler.dump_stats(options.dump)
         stats = pstats.Stats(profiler, stream=sys.stderr)
         stats.sort_stats(options.sort).print_stats(options.top)
     return {
@@ -159,7 +165,33 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
         "concurrency": options.concurrency,
         "cpu_us_per_request": round(cpu / options.requests * 1e6, 1),
         "wall_us_per_request": round(wall / options.requests * 1e6, 1),
+        **{f"{name}_per_request": round(n / options.requests, 2) for name, n in counts.items()},
     }
+
+
+def _count_round_trips() -> dict[str, int]:
+    """Count, from now on, the asyncpg calls that wait for the server (``round_trips``:
+    a statement, a prepare, BEGIN/COMMIT, a ping) and the connections opened."""
+    import asyncpg
+    from asyncpg.connection import Connection
+    from asyncpg.prepared_stmt import PreparedStatement
+
+    counts = {"round_trips": 0, "connects": 0}
+
+    def counting(function: Any, name: str) -> Any:  # none of these calls another
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return await function(*args, **kwargs)
+
+        return counted
+
+    calls = ("execute", "executemany", "fetch", "fetchrow", "fetchval", "fetchmany", "prepare")
+    for owner in (Connection, PreparedStatement):
+        for method in calls:
+            if hasattr(owner, method):
+                setattr(owner, method, counting(getattr(owner, method), "round_trips"))
+    asyncpg.connect = counting(asyncpg.connect, "connects")  # type: ignore[assignment]
+    return counts
 
 
 def main() -> None:
@@ -175,7 +207,9 @@ def main() -> None:
         "--dialect", choices=("0.3", "1.0"), default="0.3", help="message/send or SendMessage"
     )
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--round-trips", action="store_true", help="count asyncpg's calls")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--dump", help="write the cProfile stats to this file")
     parser.add_argument("--sort", default="tottime", help="pstats order: tottime, cumulative")
     options = parser.parse_args()
     with contextlib.ExitStack() as stack:

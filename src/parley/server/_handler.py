@@ -30,7 +30,7 @@ from parley.protocol import (
     is_terminal,
 )
 from parley.server._agent import AgentExecutor, check_agent
-from parley.server._bus import CHANNEL, Bus
+from parley.server._bus import Bus
 from parley.server._cancel import Cancels
 from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
@@ -108,15 +108,12 @@ class RequestHandler:
         self.capabilities = declared_capabilities(card)
         store = self.task_store
         owners = Ownership(store, lease_ttl) if store.shared else None
-        notes_in_store = False
         if bus is None and store.shared:
             from parley.stores.sql import PostgresBus, SQLStore
 
-            if isinstance(store, SQLStore):  # the appends notify, in their transaction
+            if isinstance(store, SQLStore):
                 bus = PostgresBus(store.engine)
-                store.notify_channel = CHANNEL
-                notes_in_store = True
-        self.runs = TaskRuns(agent, store, owners, bus, announce=not notes_in_store)
+        self.runs = TaskRuns(agent, store, owners, bus)
         self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
         self.retention = None if retention is None else RetentionJob(self.task_store, retention)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -72,6 +72,11 @@ class Lease:
     """Fencing token: grows by one each time the task changes hands."""
     expires: float
     """Epoch seconds; after this another process may take the task over."""
+    last_sequence: int | None = field(default=None, compare=False)
+    """The task's last stored sequence number as the lease was taken (no other process
+    can append after that while the lease holds), when the store read it in the same
+    transaction; ``None``: not known. The new holder reads the store only if its copy
+    of the task is behind."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +321,8 @@ class LeaseStore(Protocol):
     async def acquire_lease(self, task_id: str, holder: str, ttl: float) -> Lease | None:
         """Take the task for ``holder`` for ``ttl`` seconds: a new lease (a larger token)
         when no lease holds it or the one that did has expired, the same lease renewed
-        when ``holder`` already holds it, ``None`` when another live lease does."""
+        when ``holder`` already holds it, ``None`` when another live lease does. A
+        store may fill in the lease's ``last_sequence``."""
         ...
 
     async def renew_leases(self, holder: str, ttl: float) -> set[str]:

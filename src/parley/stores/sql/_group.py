@@ -67,7 +67,7 @@ def _acquire(dialect: Any) -> Any:
             "expires": take.excluded.expires,
         },
         where=(leases.c.expires <= now) | (leases.c.holder == take.excluded.holder),
-    ).returning(leases.c.token, leases.c.expires)
+    ).returning(leases.c.token, leases.c.expires, leases.c.task_id)
 
 
 def _release() -> Any:
@@ -107,8 +107,11 @@ PG_TOUCH = Statement.of(_touch(postgresql), _POSTGRES)
 PG_SAVE = Statement.of(_save(postgresql), _POSTGRES)
 PG_RELEASE = Statement.of(_release(), _POSTGRES)
 PG_ACQUIRE = Statement.of(_acquire(postgresql), _POSTGRES)
-PG_NOTIFY = "SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note"
-"""One ``pg_notify`` per appending task of a batch, in the batch's transaction."""
+PG_LAST_SEQUENCES = (
+    f"SELECT {events.c.task_id.name}, max({events.c.sequence.name}) FROM {events.name} "
+    f"WHERE {events.c.task_id.name} = ANY($1::text[]) GROUP BY {events.c.task_id.name}"
+)
+"""The last stored sequence number of each task (none: no events yet)."""
 PG_LEASES = (
     f"SELECT {leases.c.task_id.name}, {leases.c.token.name} FROM {leases.name} "
     f"WHERE {leases.c.task_id.name} = ANY($1::text[]) FOR SHARE"

@@ -148,9 +148,6 @@ class SQLStore(SQLSide):
                 raise LeaseLostError(lost(lost_task))
             for part in batch:
                 await _append(connection, part)
-                if self.notify_channel is not None and part.events:
-                    note = f"e {part.events[-1].sequence} {part.task_id}"
-                    await connection.execute(select(func.pg_notify(self.notify_channel, note)))
 
     async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
         engine = await self._connect()
