@@ -15,7 +15,7 @@ import pytest
 
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
 from parley.stores import LeaseLostError, StoredEvent
-from parley.stores.sql import SQLStore
+from parley.stores.sql import PostgresBus, SQLStore
 from parley.types import (
     Artifact,
     Task,
@@ -169,3 +169,32 @@ async def test_a_task_moves_between_processes_and_back(
     finally:
         await here.handler.aclose()
         await there.handler.aclose()
+
+
+async def test_the_bus_delivers_every_note_sent_at_once() -> None:
+    """Notes queued together go out in one statement (those queued while it is sent,
+    in the next); every process listening hears each, in order."""
+    async with postgres_engines(2) as (first, second):
+        sender, listener = (
+            PostgresBus(first, "parley_test_notes"),
+            PostgresBus(second, "parley_test_notes"),
+        )
+        heard: list[str] = []
+        everything = asyncio.Event()
+
+        def receive(note: str) -> None:
+            heard.append(note)
+            if len(heard) == 200:
+                everything.set()
+
+        await listener.start(receive)
+        try:
+            for number in range(200):
+                await sender.send(f"e {number} t{number % 7}")
+                if number % 10 == 0:
+                    await asyncio.sleep(0.001)  # some notes queue while others go out
+            await asyncio.wait_for(everything.wait(), timeout=30)
+        finally:
+            await sender.aclose()
+            await listener.aclose()
+        assert heard == [f"e {number} t{number % 7}" for number in range(200)]
