@@ -11,7 +11,6 @@ bindings encode them at once, before awaiting anything else.
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import aclosing
 
@@ -398,16 +397,16 @@ class RequestHandler:
                     yield item
 
     async def _run_elsewhere(self, live: LiveTask) -> bool:
-        """With a shared store: bring ``live`` up to date, and say whether another
-        process runs the task (its events then come here through the bus)."""
-        owners = self.runs.owners
-        if owners is None or live.turn is not None:
+        """With a shared store: bring ``live`` up to date, and say whether the task is
+        active but not run here. Another process runs it (its events come here through
+        the bus), or its process died and its lease expired, and the recovery sweep of
+        some process (this one's too) settles it soon: either way there is more to wait
+        for."""
+        if self.runs.owners is None or live.turn is not None:
             return False
         await self.runs.catch_up(live)
         assert live.task is not None
-        if live.task.status.state not in ACTIVE_STATES:
-            return False
-        return await owners.held_elsewhere(live.task_id, time.time())
+        return live.task.status.state in ACTIVE_STATES
 
     def _heard(self, note: str) -> None:
         """A note from another process (see ``_bus``)."""
