@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 import anyio
+from pydantic_core import from_json
 from starlette.types import Receive, Scope, Send
 
+from parley.protocol._errors import InvalidParamsError, JSONParseError
 from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.server._card import request_base
 from parley.server._context import CallContext, Principal
@@ -67,6 +69,19 @@ def declares_json(scope: Scope) -> bool:
         if name == b"content-type":
             return value.partition(b";")[0].strip().lower() in _JSON_MEDIA_TYPES
     return False
+
+
+def read_json(body: bytes) -> Any:
+    """A request body parsed as JSON (``pydantic_core.from_json``: on bytes, several times
+    faster than ``json.loads``, which detects the encoding in Python first). Raises
+    ``JSONParseError`` for what is not JSON, ``InvalidParamsError`` for JSON nested deeper
+    than the parser goes (the request is well-formed, its content is not acceptable)."""
+    try:
+        return from_json(body)
+    except ValueError as error:
+        if str(error).startswith("recursion limit exceeded"):
+            raise InvalidParamsError.too_deep() from None
+        raise JSONParseError.from_decode(error) from None
 
 
 class BodyTooLarge(Exception):

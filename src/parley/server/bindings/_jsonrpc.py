@@ -23,7 +23,6 @@ gets a plain ``application/json`` error.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -39,9 +38,7 @@ from parley.protocol import (
     A2AError,
     Dialect,
     DialectMethod,
-    InvalidParamsError,
     InvalidRequestError,
-    JSONParseError,
     MethodNotFoundError,
     Operation,
     PermissionDeniedError,
@@ -65,6 +62,7 @@ from parley.server.bindings._http import (
     call_context,
     declares_json,
     read_body,
+    read_json,
     send_body,
     send_sse_error,
     stream_sse,
@@ -298,11 +296,9 @@ def parse(body: bytes) -> tuple[Any, str, Any]:
     """The ``id``, ``method`` and ``params`` of a request body, its envelope checked (spec
     8.1). Raises ``_Refused`` with the error and the id to answer with."""
     try:
-        raw = json.loads(body)
-    except ValueError as error:
-        raise _Refused(None, JSONParseError.from_decode(error)) from None
-    except RecursionError:
-        raise _Refused(None, InvalidParamsError.too_deep()) from None
+        raw = read_json(body)
+    except A2AError as error:
+        raise _Refused(None, error) from None
     if not isinstance(raw, dict):
         raise _Refused(None, InvalidRequestError("A JSON-RPC request must be a JSON object"))
     request_id = raw.get("id", _NO_ID)

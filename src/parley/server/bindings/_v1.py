@@ -14,7 +14,6 @@ error after a stream started is its last event, sent as ``event: error``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -23,7 +22,6 @@ from starlette.types import Receive, Scope, Send
 from parley.protocol import (
     A2AError,
     InvalidRequestError,
-    JSONParseError,
     MethodNotFoundError,
 )
 from parley.protocol.v1 import (
@@ -40,6 +38,7 @@ from parley.server.bindings._http import (
     ClientGone,
     call_context,
     read_body,
+    read_json,
     route_table,
     send_body,
     stream_sse,
@@ -134,10 +133,7 @@ def _request(
     """The request message's ProtoJSON from the body, the query and the path."""
     request: dict[str, Any] = {}
     if operation.rest_method == "POST" and body.strip():
-        try:
-            request = json.loads(body)
-        except ValueError as error:
-            raise JSONParseError.from_decode(error) from None
+        request = read_json(body)
         if not isinstance(request, dict):
             raise InvalidRequestError("The request body must be a JSON object")
     for name, value in parse_qsl(scope.get("query_string", b"").decode("latin-1")):
