@@ -194,7 +194,7 @@ class RequestHandler:
         )
         assert message.context_id is not None
         related = await self._related_tasks(message, owner)
-        pushed = await self._push_config_of(task_id, params)
+        pushed = await self._push_config_of(task_id, params, call)
         # No await from here on: the new task and its run slot are taken together.
         if task_id in self.runs.live:  # the caller's id, taken while we were claiming
             await self.sent.forget(message)
@@ -224,7 +224,7 @@ class RequestHandler:
                 return repeat
             message = message.model_copy(update={"context_id": task.context_id})
             related = await self._related_tasks(message, owner)
-            if await self._push_config_of(task.id, params):
+            if await self._push_config_of(task.id, params, call):
                 live.push_configs = None  # the next event reads the task's configs again
             # No await from here on: checked again, then the run slot is taken.
             try:
@@ -431,18 +431,23 @@ class RequestHandler:
         owner = _caller(call)
         async with self.runs.hold(params.task_id, owner) as live:
             await push.configs.check(params.push_notification_config)
-            stored = await push.configs.save(live.task_id, params.push_notification_config)
+            stored = await push.configs.save(
+                live.task_id, params.push_notification_config, _version(call)
+            )
             live.push_configs = None  # the next event reads the task's configs again
             return stored
 
-    async def _push_config_of(self, task_id: str, params: MessageSendParams) -> bool:
+    async def _push_config_of(
+        self, task_id: str, params: MessageSendParams, call: CallContext | None
+    ) -> bool:
         """Save the push config a message/send carries (checked in ``_begin``) for
         ``task_id``; whether there was one."""
         configuration = params.configuration
         config = configuration.push_notification_config if configuration else None
         if config is None:
             return False
-        await self._require_push("set_push_config").configs.save(task_id, config)
+        push = self._require_push("set_push_config")
+        await push.configs.save(task_id, config, _version(call))
         return True
 
     async def get_push_config(
@@ -573,6 +578,12 @@ def _caller(call: CallContext | None) -> str | None:
     """Who asks, as a task owner (``scope_of``: principal and tenant; ``None``: the
     server itself, no scoping)."""
     return scope_of(call)
+
+
+def _version(call: CallContext | None) -> str:
+    """The A2A version a push config is set in: the shape of its notifications (the
+    only thing the version of a call changes here, and only as data, not behaviour)."""
+    return call.protocol_version if call is not None else "0.3"
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:

@@ -83,8 +83,9 @@ class LiveTask:
     """The incoming message of a new task, until the task exists to hold it."""
     received: str = ""
     """When the message that created the task arrived (its ``submitted`` time)."""
-    push_configs: tuple[str, ...] | None = None
-    """Ids of the task's push configs (``None``: not read from the store yet)."""
+    push_configs: tuple[tuple[str, str], ...] | None = None
+    """The task's push configs, as (config id, the A2A version it was set in)
+    (``None``: not read from the store yet)."""
     owner: str | None = None
     """The principal the task belongs to (``owner_of``), ``None``: open to every caller."""
 

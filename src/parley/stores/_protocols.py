@@ -268,8 +268,12 @@ class SentMessageStore(Protocol):
 class PushConfigStore(Protocol):
     """Push notification configs of each task, by config id."""
 
-    async def set_push_config(self, task_id: str, config: PushNotificationConfig) -> None:
-        """Add or replace the config with ``config.id`` (the task's id when it has none)."""
+    async def set_push_config(
+        self, task_id: str, config: PushNotificationConfig, version: str = "0.3"
+    ) -> None:
+        """Add or replace the config with ``config.id`` (the task's id when it has none).
+        ``version`` is the A2A version the client set it in (``0.3``, ``1.0``): the shape
+        its notifications are posted in."""
         ...
 
     async def get_push_config(
@@ -282,6 +286,11 @@ class PushConfigStore(Protocol):
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
         """Remove one config; whether there was one."""
+        ...
+
+    async def push_config_versions(self, task_id: str) -> dict[str, str]:
+        """The task's config ids, in the order they were first set, with the A2A
+        version each was set in: what a notification of the task is posted to."""
         ...
 
 

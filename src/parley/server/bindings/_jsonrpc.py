@@ -182,8 +182,9 @@ class JSONRPCBinding:
             except A2AError as error:
                 raise _Refused(request_id, error) from None
             entry = dialect.methods.get(method)
-            if dialect.name == V1_0 and isinstance(params, dict):
-                tenant = params.get("tenant")
+            if dialect.name == V1_0:
+                call.protocol_version = V1_0
+                tenant = params.get("tenant") if isinstance(params, dict) else None
                 call.tenant = tenant if isinstance(tenant, str) and tenant else None
             if entry is None:
                 missing = MethodNotFoundError(f"Method not found: {shorten(method)}")

@@ -59,6 +59,7 @@ push_configs = Table(
     Column("task_id", String, primary_key=True),
     Column("config_id", String, primary_key=True),
     Column("config", Text, nullable=False),
+    Column("version", String, nullable=False, server_default="0.3"),
     Column("created", Double, nullable=False),
 )
 
