@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+
+from pydantic_core import to_json
 
 from parley.protocol import apply
 from parley.protocol._versions import V1_0
@@ -85,7 +86,7 @@ def _payload(task: Task, config_id: str, version: str, shapes: dict[str, str]) -
         if shape == "early":
             made = task_to_early(task).to_json().decode()
         elif shape == V1_0:
-            made = json.dumps(event_to_v1(task.to_wire()), separators=(",", ":"))
+            made = to_json(event_to_v1(task)).decode()
         else:
             made = task.to_json().decode()
         shapes[shape] = made
