@@ -62,11 +62,6 @@ def test_an_unknown_task_is_not_found(run: Run) -> None:
     assert run["unknown_task"]["list"] == "TaskNotFoundError"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not yet: parley posts every config's updates as the v0.3 Task, also for a "
-    "config set in 1.0, whose notifications v1.0 says are StreamResponses (lead told)",
-)
 async def test_a_send_with_a_config_is_delivered_in_v1_shape(run: Run) -> None:
     """§4.3: the config rides on SendMessage; each update reaches the webhook as a
     StreamResponse, with the config's token."""
@@ -77,4 +72,5 @@ async def test_a_send_with_a_config_is_delivered_in_v1_shape(run: Run) -> None:
     mine = [b for b in bodies if task["id"] in json.dumps(b)]
     assert mine, bodies
     assert all(set(b) <= {"task", "message", "statusUpdate", "artifactUpdate"} for b in mine)
+    assert [b["task"]["status"]["state"] for b in mine][-1] == "TASK_STATE_COMPLETED"
     assert all(r.headers.get("x-a2a-notification-token") == "sent" for r in run.hook.received)
