@@ -265,6 +265,12 @@ async def _age(url: str) -> None:
                         await connection.execute(update(table).values({name: column - AGE}))
     finally:
         await engine.dispose()
+    if url.startswith("sqlite"):  # the server must not start on a WAL of every page
+        import sqlite3
+
+        connection = sqlite3.connect(url.split("sqlite:///", 1)[1])
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
 
 
 async def _remaining(url: str) -> int:
