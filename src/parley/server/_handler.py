@@ -11,8 +11,7 @@ bindings encode them at once, before awaiting anything else.
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from parley.protocol import (
     ACTIVE_STATES,
@@ -63,7 +62,7 @@ from parley.types import (
 )
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
-EventStream = AsyncGenerator[tuple[int, Event], None]
+EventStream = AsyncIterator[tuple[int, Event]]
 """``(sequence number, event)`` pairs, in order; the sequence is the SSE ``id``."""
 
 
@@ -160,7 +159,7 @@ class RequestHandler:
         if isinstance(begun, Repeat):
             return begun.stream()
         live, start = begun
-        return _until_final(live.log.read(start))
+        return live.log.read(start, ends_interaction)
 
     async def _begin(
         self, params: MessageSendParams, call: CallContext
@@ -393,7 +392,7 @@ class RequestHandler:
                 position = log.last_sequence
                 yield position, _trim(live.task, None)
             if elsewhere or _followed(live):
-                async for item in _until_final(log.read(position)):
+                async for item in log.read(position, ends_interaction):
                     yield item
 
     async def _run_elsewhere(self, live: LiveTask) -> bool:
@@ -602,16 +601,6 @@ def _trim(task: Task, history_length: int | None) -> Task:
         return task
     kept = history[len(history) - history_length :] if history_length else []
     return task.model_copy(update={"history": kept})
-
-
-async def _until_final(events: EventStream) -> EventStream:
-    # Closed here, not left to the garbage collector: an abandoned async generator is
-    # finalized through the loop's thread-safe wake-up, which costs every request.
-    async with aclosing(events):
-        async for sequence, event in events:
-            yield sequence, event
-            if ends_interaction(event):
-                return
 
 
 def _check_open(task: Task, running: bool) -> None:

@@ -68,7 +68,7 @@ from parley.server.bindings._http import (
     stream_sse,
     version_asked,
 )
-from parley.types import A2ARequest, AgentCard, Event, Task, TaskQueryParams
+from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
 
 _REQUEST = TypeAdapter[Any](A2ARequest)
 _NO_ID = object()
@@ -89,6 +89,17 @@ def failure(request_id: Any, error: A2AError, dialect: Dialect = V0_3) -> bytes:
 
 def envelope(request_id: Any, member: bytes, value: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":%s,"%s":%s}' % (to_json(request_id), member, value)
+
+
+def results(request_id: Any, encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """The encoder of a stream's events: each the JSON-RPC success response of
+    ``request_id`` with ``encode(event)`` as its result, the envelope built once."""
+    head = b'{"jsonrpc":"2.0","id":%s,"result":' % to_json(request_id)
+
+    def encode_event(event: Any) -> bytes:
+        return b"%s%s}" % (head, encode(event))
+
+    return encode_event
 
 
 class JSONRPCBinding:
@@ -155,12 +166,10 @@ class JSONRPCBinding:
         if operation.streaming:
             request_id = request.id
 
-            def encode(event: Event) -> bytes:
-                return success(request_id, event)
-
             def encode_error(problem: Exception) -> bytes:
                 return failure(request_id, as_a2a_error(problem))
 
+            encode = results(request_id, A2AModel.to_json)
             await stream_sse(receive, send, result, encode, encode_error)
         else:
             await send_body(send, 200, success(request.id, result))
@@ -239,13 +248,10 @@ class JSONRPCBinding:
             def encode_event(event: Any) -> bytes:
                 return entry.encode(event, params)
 
-        def encode(event: Event) -> bytes:
-            return envelope(request_id, b"result", encode_event(event))
-
         def encode_error(problem: Exception) -> bytes:
             return failure(request_id, as_a2a_error(problem), dialect)
 
-        await stream_sse(receive, send, events, encode, encode_error)
+        await stream_sse(receive, send, events, results(request_id, encode_event), encode_error)
 
 
 def refusal(error: A2AError, scope: Scope) -> bytes:
