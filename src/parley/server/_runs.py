@@ -440,6 +440,8 @@ class TaskRuns:
                 await self._execute(live, turn, context)
         finally:
             self.let_go(live)
+            if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
+                live.last_turn = None
 
     async def _record_user_message(self, live: LiveTask, context: RequestContext) -> None:
         assert live.task is not None

@@ -256,6 +256,9 @@ class _Client:
         watcher = self._watcher
         if watcher is not None and not watcher.done():
             watcher.cancel()
+            # Let go of it: its cancellation's traceback holds this object (a cycle
+            # only the garbage collector would free).
+            self._watcher = None
 
     async def _watch(self) -> bool:
         try:
