@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
-import uuid
 from typing import Any
 
 from sqlalchemy import MetaData, Table, func, select, update
@@ -33,12 +33,14 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bench.load import wrk
 from bench.targets import TARGETS, fresh_database, serving
+from parley.server._ids import new_ordered_id
 
-BATCH = 5_000
+BATCH = 20_000
 ACTIVITY_COLUMNS = ("touched", "created", "updated", "updated_at", "created_at")
 AGE = 30 * 86_400
 SLICE_SECONDS = 2
-MAX_SLICES = 150
+MAX_SLICES = 300
+BASELINE_SLICES = 5
 
 
 def million(options: argparse.Namespace) -> dict[str, Any]:
@@ -58,18 +60,55 @@ def _one_store(store: str, options: argparse.Namespace) -> dict[str, Any]:
     target = TARGETS[store]
     result: dict[str, Any] = {"name": target.name}
     with _database(store, options.postgres) as url:
+        started = time.monotonic()
         with serving(target, db_url=url) as served:
+            result["start_empty_seconds"] = round(time.monotonic() - started, 2)
             wrk(served, 16, 2)
             result["empty"] = [wrk(served, c, options.seconds) for c in (16, 64)]
+            result["empty_slices"] = _slices(served, BASELINE_SLICES)
+        _say("empty", result["empty"], result["empty_slices"])
         started = time.monotonic()
         result["stored_before_fill"] = asyncio.run(_fill(url, options.tasks))
         result["fill_seconds"] = round(time.monotonic() - started, 1)
+        started = time.monotonic()
         with serving(target, db_url=url) as served:
+            result["start_full_seconds"] = round(time.monotonic() - started, 2)
             wrk(served, 16, 2)
             result["full"] = [wrk(served, c, options.seconds) for c in (16, 64)]
+            result["full_slices"] = _slices(served, BASELINE_SLICES)
+        _say("full", result["full"], result["full_slices"])
         asyncio.run(_age(url))
         result["expiring"] = _during_sweep(target, url)
+    result["load_average"] = os.getloadavg()
     return result
+
+
+def _say(phase: str, runs: list[dict[str, Any]], slices: dict[str, Any]) -> None:
+    """The phase's figures as they come (a long run stopped early still tells them)."""
+    figures = ", ".join(
+        f"c={r['connections']} {r['per_s']:.0f}/s p99 {r['p99_ms']:.0f} ms" for r in runs
+    )
+    print(
+        f"   {phase}: {figures}; slices {slices['per_s']:.0f}/s p99 median "
+        f"{slices['median_p99_ms']:.0f} worst {slices['worst_p99_ms']:.0f} ms",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def _slices(served: Any, count: int) -> dict[str, Any]:
+    """``count`` 2 s runs at 64 connections: the figures the sweep's slices compare to."""
+    return _summary([wrk(served, 64, SLICE_SECONDS) for _ in range(count)])
+
+
+def _summary(slices: list[dict[str, Any]]) -> dict[str, Any]:
+    p99s = sorted(s["p99_ms"] for s in slices)
+    return {
+        "slices": slices,
+        "worst_p99_ms": p99s[-1],
+        "median_p99_ms": p99s[len(p99s) // 2],
+        "per_s": round(sum(s["per_s"] for s in slices) / len(slices), 1),
+    }
 
 
 def _database(store: str, postgres: str) -> Any:
@@ -109,7 +148,10 @@ def _task_column(table: Table) -> Any:
 
 
 async def _fill(url: str, tasks: int) -> int:
-    """Add ``tasks`` copies of one stored task; returns how many tasks were there before."""
+    """Add ``tasks`` copies of one stored task; returns how many tasks were there before.
+
+    The rows are read through SQLAlchemy (reflection) and written by the driver in bulk:
+    ``executemany`` in transactions of ``BATCH`` tasks on SQLite, ``COPY`` on PostgreSQL."""
     engine = _engine(url)
     try:
         tables = [t for t in await _tables(engine) if _task_column(t) is not None]
@@ -119,45 +161,96 @@ async def _fill(url: str, tasks: int) -> int:
             row = (await connection.execute(select(owner.c.id, owner.c.context_id))).first()
             assert row is not None, "the server stored no task to copy"
             template_id, context_id = row
-            templates = {
-                table: [
-                    dict(r._mapping)
-                    for r in await connection.execute(
-                        select(table).where(_task_column(table) == template_id)
-                    )
-                ]
-                for table in tables
-            }
-        for start in range(0, tasks, BATCH):
-            count = min(BATCH, tasks - start)
-            async with engine.begin() as connection:
-                for table, rows in templates.items():
-                    if rows:
-                        copies = _copies(rows, template_id, context_id, count)
-                        await connection.execute(table.insert(), copies)
-            if start % 100_000 == 0:
-                print(f"   filled {start + count:,}", file=sys.stderr, flush=True)
-        return int(before or 0)
+            templates = {}
+            for table in tables:
+                # a generated key (the outbox's ``id`` beside its ``task_id``) is the
+                # database's to number
+                generated = "id" if "task_id" in table.c else None
+                columns = [c.name for c in table.c if c.name != generated]
+                query = select(*[table.c[name] for name in columns])
+                found = await connection.execute(query.where(_task_column(table) == template_id))
+                rows = [tuple(r) for r in found]
+                if rows:
+                    templates[table.name] = (columns, rows)
     finally:
         await engine.dispose()
+    copies = _Copies(templates, template_id, context_id)
+    if url.startswith("sqlite"):
+        _write_sqlite(url.split("sqlite:///", 1)[1], copies, tasks)
+    else:
+        await _write_postgres(url, copies, tasks)
+    return int(before or 0)
 
 
-def _copies(
-    rows: list[dict[str, Any]], task_id: str, context_id: str, count: int
-) -> list[dict[str, Any]]:
-    copies = []
-    for _ in range(count):
-        new_task, new_context = str(uuid.uuid4()), str(uuid.uuid4())
-        for row in rows:
-            copies.append(
-                {
-                    key: value.replace(task_id, new_task).replace(context_id, new_context)
-                    if isinstance(value, str)
-                    else value
-                    for key, value in row.items()
-                }
-            )
-    return copies
+class _Copies:
+    """The template task's rows under fresh task and context ids, ``count`` tasks at once."""
+
+    def __init__(
+        self, templates: dict[str, tuple[list[str], list[tuple[Any, ...]]]], task: str, context: str
+    ) -> None:
+        self.templates = templates
+        self.task, self.context = task, context
+
+    def rows(self, count: int) -> dict[str, list[tuple[Any, ...]]]:
+        out: dict[str, list[tuple[Any, ...]]] = {name: [] for name in self.templates}
+        task, context = self.task, self.context
+        for _ in range(count):
+            new_task, new_context = new_ordered_id(), new_ordered_id()  # as the server does
+            for name, (_, rows) in self.templates.items():
+                out[name].extend(
+                    tuple(
+                        v.replace(task, new_task).replace(context, new_context)
+                        if isinstance(v, str)
+                        else v
+                        for v in row
+                    )
+                    for row in rows
+                )
+        return out
+
+
+def _write_sqlite(path: str, copies: _Copies, tasks: int) -> None:
+    import sqlite3
+
+    connection = sqlite3.connect(path, isolation_level=None)
+    try:
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        for start in range(0, tasks, BATCH):
+            count = min(BATCH, tasks - start)
+            connection.execute("BEGIN IMMEDIATE")
+            for name, rows in copies.rows(count).items():
+                columns = copies.templates[name][0]
+                marks = ", ".join("?" for _ in columns)
+                sql = f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({marks})"
+                connection.executemany(sql, rows)
+            connection.execute("COMMIT")
+            _progress(start, count)
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        connection.close()
+
+
+async def _write_postgres(url: str, copies: _Copies, tasks: int) -> None:
+    import asyncpg
+
+    connection = await asyncpg.connect(url)
+    try:
+        for start in range(0, tasks, BATCH):
+            count = min(BATCH, tasks - start)
+            async with connection.transaction():
+                for name, rows in copies.rows(count).items():
+                    columns = copies.templates[name][0]
+                    await connection.copy_records_to_table(name, records=rows, columns=columns)
+            _progress(start, count)
+        await connection.execute("ANALYZE")
+    finally:
+        await connection.close()
+
+
+def _progress(start: int, count: int) -> None:
+    if (start + count) % 100_000 < BATCH or count < BATCH:
+        print(f"   filled {start + count:,}", file=sys.stderr, flush=True)
 
 
 async def _age(url: str) -> None:
@@ -172,6 +265,12 @@ async def _age(url: str) -> None:
                         await connection.execute(update(table).values({name: column - AGE}))
     finally:
         await engine.dispose()
+    if url.startswith("sqlite"):  # the server must not start on a WAL of every page
+        import sqlite3
+
+        connection = sqlite3.connect(url.split("sqlite:///", 1)[1])
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.close()
 
 
 async def _remaining(url: str) -> int:
@@ -188,7 +287,7 @@ async def _remaining(url: str) -> int:
 
 
 def _during_sweep(target: Any, url: str) -> dict[str, Any]:
-    """Load in slices while retention deletes; stops once the tasks are gone."""
+    """Load in slices while retention deletes; stops once the aged tasks are gone."""
     slices = []
     with serving(target, db_url=url) as served:
         started = time.monotonic()
@@ -196,14 +295,16 @@ def _during_sweep(target: Any, url: str) -> dict[str, Any]:
             slices.append(wrk(served, 64, SLICE_SECONDS))
             left = asyncio.run(_remaining(url))
             slices[-1]["tasks_left"] = left
+            print(
+                f"   deleting: {left:,} left, p99 {slices[-1]['p99_ms']:.0f} ms",
+                file=sys.stderr,
+                flush=True,
+            )
             if left == 0:
                 break
-    return {
-        "sweep_seconds": round(time.monotonic() - started, 1),
-        "slices": slices,
-        "worst_p99_ms": max(s["p99_ms"] for s in slices),
-        "per_s": round(sum(s["per_s"] for s in slices) / len(slices), 1),
-    }
+        swept = time.monotonic() - started
+        after = _slices(served, BASELINE_SLICES)
+    return {**_summary(slices), "sweep_seconds": round(swept, 1), "after": after}
 
 
 def million_table(report: dict[str, Any]) -> str:
@@ -212,20 +313,35 @@ def million_table(report: dict[str, Any]) -> str:
         f"{'store':26} {'phase':10} {'c':>3} {'req/s':>8} {'p99 ms':>8} {'ratio':>6} {'p99 x':>6}"
     )
     for result in report["stores"].values():
+        name = result["name"]
         for empty, full in zip(result["empty"], result["full"], strict=True):
             for phase, s in (("empty", empty), ("full", full)):
                 ratio = f"{s['per_s'] / empty['per_s']:.2f}"
                 p99 = f"{s['p99_ms'] / empty['p99_ms']:.2f}" if empty["p99_ms"] else ""
                 lines.append(
-                    f"{result['name']:26} {phase:10} {s['connections']:>3} {s['per_s']:>8.0f} "
+                    f"{name:26} {phase:10} {s['connections']:>3} {s['per_s']:>8.0f} "
                     f"{s['p99_ms']:>8.2f} {ratio:>6} {p99:>6}"
                 )
-        sweep, full64 = result["expiring"], result["full"][-1]
+        lines.append(f"{name}: 2 s slices at 64 connections, median / worst p99 (ratio to full)")
+        full = result["full_slices"]
+        sweep = result["expiring"]
+        for phase, s in (
+            ("empty", result["empty_slices"]),
+            ("full", full),
+            ("deleting", sweep),
+            ("after", sweep["after"]),
+        ):
+            lines.append(
+                f"  {phase:9} {len(s['slices']):>3} slices {s['per_s']:>7.0f}/s  p99 "
+                f"{s['median_p99_ms']:7.1f} / {s['worst_p99_ms']:7.1f} ms  "
+                f"({s['per_s'] / full['per_s']:.2f}, "
+                f"{s['median_p99_ms'] / full['median_p99_ms']:.2f} / "
+                f"{s['worst_p99_ms'] / full['worst_p99_ms']:.2f})"
+            )
         lines.append(
-            f"{result['name']:26} {'deleting':10} {64:>3} {sweep['per_s']:>8.0f} "
-            f"{sweep['worst_p99_ms']:>8.2f} {sweep['per_s'] / full64['per_s']:>6.2f} "
-            f"{sweep['worst_p99_ms'] / full64['p99_ms']:>6.2f}  (vs full; sweep "
-            f"{sweep['sweep_seconds']} s, {len(sweep['slices'])} slices, worst slice p99)"
+            f"{name}: fill {result['fill_seconds']} s, sweep {sweep['sweep_seconds']} s, "
+            f"start-up {result['start_empty_seconds']} s empty / "
+            f"{result['start_full_seconds']} s full, load average "
+            + " ".join(f"{x:.1f}" for x in result["load_average"])
         )
-        lines.append(f"{result['name']:26} fill took {result['fill_seconds']} s")
     return "\n".join(lines)

@@ -1,16 +1,19 @@
 """The server's own cost per request, measured in process: no sockets, no HTTP parser.
 
-Drives a target's ASGI app directly with ``message/send`` (or ``message/stream``)
-requests, ``--concurrency`` at a time on one event loop, and prints the CPU time per
-request. Wall-clock figures on a busy machine mean little; what this measures is stable
-enough to compare a change against the one before it:
+Drives a target's ASGI app directly with ``message/send`` (or ``message/stream``; with
+``--dialect 1.0``, v1.0's ``SendMessage`` or ``SendStreamingMessage``) requests,
+``--concurrency`` at a time on one event loop, and prints the CPU time per request.
+Wall-clock figures on a busy machine mean little; what this measures is stable enough to
+compare a change against the one before it:
 
 - ``--profile``: cProfile of the loop, the top functions by own time;
+- ``--round-trips`` (PostgreSQL): asyncpg calls that wait for the server, and new
+  connections, per request;
 - under ``valgrind --tool=callgrind`` (see ``--help`` of ``scripts/bench``'s ``--profile``
   notes in bench/README.md), instruction counts, which do not move with machine load.
 
     python bench/profile_send.py [--target echo|demo] [--db memory|sqlite|postgresql://...]
-        [--requests 5000] [--concurrency 16] [--stream] [--profile]
+        [--requests 5000] [--concurrency 16] [--stream] [--dialect 0.3|1.0] [--profile]
 """
 
 from __future__ import annotations
@@ -33,15 +36,29 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 
-def _body(number: int, stream: bool) -> bytes:
-    return (_STREAM if stream else _SEND) % (number, number)
+def _body(number: int, options: argparse.Namespace) -> bytes:
+    return _BODIES[options.dialect, options.stream] % (number, number)
 
 
 _SEND = (
     b'{"jsonrpc":"2.0","id":%d,"method":"message/send","params":{"message":{"kind":"message",'
     b'"messageId":"m-%d","role":"user","parts":[{"kind":"text","text":"hello, bench"}]}}}'
 )
-_STREAM = _SEND.replace(b"message/send", b"message/stream").replace(b"hello, bench", b"stream")
+_SEND_V1 = (
+    b'{"jsonrpc":"2.0","id":%d,"method":"SendMessage","params":{"message":{'
+    b'"messageId":"m-%d","role":"ROLE_USER","parts":[{"text":"hello, bench"}]}}}'
+)
+_BODIES = {
+    ("0.3", False): _SEND,
+    ("0.3", True): _SEND.replace(b"message/send", b"message/stream").replace(
+        b"hello, bench", b"stream"
+    ),
+    ("1.0", False): _SEND_V1,
+    ("1.0", True): _SEND_V1.replace(b"SendMessage", b"SendStreamingMessage").replace(
+        b"hello, bench", b"stream"
+    ),
+}
+_COMPLETED = {"0.3": b'"completed"', "1.0": b'"TASK_STATE_COMPLETED"'}
 
 
 _SCOPE: dict[str, Any] = {
@@ -60,7 +77,7 @@ _SCOPE: dict[str, Any] = {
 }
 
 
-async def _request(app: Any, body: bytes) -> bytes:
+async def _request(app: Any, body: bytes, dialect: str = "0.3") -> bytes:
     received = False
     done = asyncio.Event()
     chunks: list[bytes] = []
@@ -79,9 +96,12 @@ async def _request(app: Any, body: bytes) -> bytes:
             if not message.get("more_body"):
                 done.set()
 
-    await app(dict(_SCOPE), receive, send)
+    scope = dict(_SCOPE)
+    if dialect != "0.3":
+        scope["headers"] = [*_SCOPE["headers"], (b"a2a-version", dialect.encode())]
+    await app(scope, receive, send)
     answer = b"".join(chunks)
-    if b'"completed"' not in answer:
+    if _COMPLETED[dialect] not in answer:
         raise RuntimeError(f"the request did not complete: {answer[:300]!r}")
     return answer
 
@@ -106,7 +126,7 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
     await lifespan.start()
     try:
         for number in range(200):  # warm-up: imports, caches, first-use schema work
-            await _request(app, _body(number, options.stream))
+            await _request(app, _body(number, options), options.dialect)
         gc.collect()
         gc.freeze()
         gc.set_threshold(10_000, 10, 10)
@@ -115,8 +135,9 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
 
         async def worker() -> None:
             for number in numbers:
-                await _request(app, _body(number, options.stream))
+                await _request(app, _body(number, options), options.dialect)
 
+        counted = _count_round_trips() if options.round_trips else None
         cpu, wall = time.process_time(), time.perf_counter()
         if profiler is not None:
             profiler.enable()
@@ -124,23 +145,53 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
         if profiler is not None:
             profiler.disable()
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        counts = dict(counted) if counted is not None else {}
     finally:
         await lifespan.aclose()
         close = getattr(store, "aclose", None)
         if close is not None:
             await close()
     if profiler is not None:
+        if options.dump:
+            profiler.dump_stats(options.dump)
         stats = pstats.Stats(profiler, stream=sys.stderr)
         stats.sort_stats(options.sort).print_stats(options.top)
     return {
         "target": options.target,
         "db": options.db.split("@")[-1],
         "stream": options.stream,
+        "dialect": options.dialect,
         "requests": options.requests,
         "concurrency": options.concurrency,
         "cpu_us_per_request": round(cpu / options.requests * 1e6, 1),
         "wall_us_per_request": round(wall / options.requests * 1e6, 1),
+        **{f"{name}_per_request": round(n / options.requests, 2) for name, n in counts.items()},
     }
+
+
+def _count_round_trips() -> dict[str, int]:
+    """Count, from now on, the asyncpg calls that wait for the server (``round_trips``:
+    a statement, a prepare, BEGIN/COMMIT, a ping) and the connections opened."""
+    import asyncpg
+    from asyncpg.connection import Connection
+    from asyncpg.prepared_stmt import PreparedStatement
+
+    counts = {"round_trips": 0, "connects": 0}
+
+    def counting(function: Any, name: str) -> Any:  # none of these calls another
+        async def counted(*args: Any, **kwargs: Any) -> Any:
+            counts[name] += 1
+            return await function(*args, **kwargs)
+
+        return counted
+
+    calls = ("execute", "executemany", "fetch", "fetchrow", "fetchval", "fetchmany", "prepare")
+    for owner in (Connection, PreparedStatement):
+        for method in calls:
+            if hasattr(owner, method):
+                setattr(owner, method, counting(getattr(owner, method), "round_trips"))
+    asyncpg.connect = counting(asyncpg.connect, "connects")  # type: ignore[assignment]
+    return counts
 
 
 def main() -> None:
@@ -152,8 +203,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=5_000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--stream", action="store_true")
+    parser.add_argument(
+        "--dialect", choices=("0.3", "1.0"), default="0.3", help="message/send or SendMessage"
+    )
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--round-trips", action="store_true", help="count asyncpg's calls")
     parser.add_argument("--top", type=int, default=40)
+    parser.add_argument("--dump", help="write the cProfile stats to this file")
     parser.add_argument("--sort", default="tottime", help="pstats order: tottime, cumulative")
     options = parser.parse_args()
     with contextlib.ExitStack() as stack:

@@ -73,3 +73,15 @@ async def test_unsupported_version_on_every_http_binding(served: Served) -> None
     assert rest.status_code == 400
     assert rest.json()["error"]["details"][0]["reason"] == "VERSION_NOT_SUPPORTED"
     assert rpc.json()["error"]["code"] == -32009
+
+
+async def test_rest_body_nested_too_deep_is_invalid_params(served: Served) -> None:
+    deep = b'{"message":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    async with httpx.AsyncClient() as http:
+        answer = await http.post(
+            f"{served.base}/message:send",
+            content=deep,
+            headers={**V1, "Content-Type": "application/json"},
+        )
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"]["details"][0]["reason"] == "INVALID_PARAMS"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from parley.protocol import ends_interaction
 from parley.server import EventLog
 from parley.types import Event, TaskState, TaskStatus, TaskStatusUpdateEvent
@@ -59,3 +61,40 @@ async def test_a_canceled_reader_does_not_disturb_the_others() -> None:
     await staying
     assert gone.cancelled()
     assert seen == [event]
+
+
+async def test_take_gives_every_event_ready_and_stops_after_until() -> None:
+    log = EventLog()
+    events = [status(TaskState.working) for _ in range(3)]
+    for event in events:
+        log.append(event)
+    reader = log.read(1, ends_interaction)
+    assert reader.take() == [(2, events[1]), (3, events[2])]
+    assert reader.take() == []
+    waiting = asyncio.create_task(reader.wait())
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    done, after = status(TaskState.completed, final=True), status(TaskState.working)
+    log.append(done)
+    log.append(after)
+    await waiting
+    assert reader.take() == [(4, done)]  # never past the event that ends the reading
+    assert reader.done
+    assert reader.take() == []
+    await reader.wait()  # returns at once: the reading ended
+
+
+async def test_a_failed_log_raises_its_error_after_every_event_before_it() -> None:
+    log = EventLog(start=5)
+    event = status(TaskState.working)
+    log.append(event)
+    log.fail(RuntimeError("store gone"))
+    taking, iterating = log.read(), log.read()
+    assert taking.take() == [(6, event)]
+    with pytest.raises(RuntimeError, match="store gone"):
+        taking.take()
+    assert await iterating.__anext__() == (6, event)
+    with pytest.raises(RuntimeError, match="store gone"):
+        await iterating.__anext__()
+    assert taking.done
+    assert iterating.done

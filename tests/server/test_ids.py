@@ -1,13 +1,15 @@
-"""Ids and timestamps the server makes: version 4 UUIDs, ISO 8601 UTC times."""
+"""Ids and timestamps the server makes: version 4 and 7 UUIDs, ISO 8601 UTC times."""
 
 from __future__ import annotations
 
+import itertools
 import os
+import time
 import uuid
 from datetime import UTC, datetime, timedelta
 
 from parley.server import new_id
-from parley.server._ids import now
+from parley.server._ids import new_ordered_id, now
 
 
 def test_new_ids_are_distinct_version_4_uuids() -> None:
@@ -44,3 +46,20 @@ def test_now_is_the_current_utc_time_in_iso_8601() -> None:
         assert abs(datetime.now(UTC) - moment) < timedelta(seconds=2)
         assert stamp.endswith("+00:00")
     assert stamps == sorted(stamps)
+
+
+def test_ordered_ids_are_distinct_version_7_uuids_in_the_order_made() -> None:
+    ids = []
+    for _ in range(5):
+        ids += [new_ordered_id() for _ in range(1000)]
+        time.sleep(0.002)  # the next thousand in a later millisecond
+    assert len(set(ids)) == len(ids)
+    for text in ids:
+        parsed = uuid.UUID(text)
+        assert str(parsed) == text
+        assert parsed.version == 7
+        assert parsed.variant == uuid.RFC_4122
+        assert abs((parsed.int >> 80) - time.time() * 1000) < 60_000  # its time, in ms
+    thousands = [ids[n : n + 1000] for n in range(0, len(ids), 1000)]
+    for earlier, later in itertools.pairwise(thousands):
+        assert max(earlier) < min(later)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, MutableMapping
 from typing import Any
 
 import httpx
@@ -237,3 +237,71 @@ async def test_streaming_refused_when_the_card_says_no() -> None:
     async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as client:
         response = await client.post("/", json=body("message/stream", stream_params("x")))
     assert (await only_event(response))["error"]["code"] == -32004
+
+
+class _GoingAway:
+    """The server side of one HTTP request: the body, then a disconnect once the first
+    SSE event has been sent (the client reads one event and goes away)."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.request = json.dumps(request).encode()
+        self.body = b""
+        self.first_event = asyncio.Event()
+        self.asked = 0
+
+    async def receive(self) -> dict[str, Any]:
+        self.asked += 1
+        if self.asked == 1:
+            return {"type": "http.request", "body": self.request, "more_body": False}
+        await self.first_event.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(self, message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.body":
+            self.body += message.get("body", b"")
+            if b"data: " in self.body:
+                self.first_event.set()
+
+
+def _scope() -> dict[str, Any]:
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/",
+        "raw_path": b"/",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"agent.test"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 80),
+    }
+
+
+@pytest.mark.parametrize("method", ["message/stream", "tasks/resubscribe"])
+async def test_a_client_that_goes_away_stops_its_stream_not_the_agent(method: str) -> None:
+    """The stream of a task whose agent waits ends when its client disconnects (the
+    reader is stopped, not left waiting for the next event); the agent goes on."""
+    app, agent = scripted_app()
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as client:
+        task = await result(
+            client,
+            "message/send",
+            {"message": user_message("slow"), "configuration": {"blocking": False}},
+        )
+        params = stream_params("slow") if method == "message/stream" else {"id": task["id"]}
+        client_side = _GoingAway(body(method, params))
+        # Returns (rather than waiting for the agent's next event) once the client is gone.
+        await asyncio.wait_for(app(_scope(), client_side.receive, client_side.send), 30)
+        assert client_side.body.startswith(b"id: ")
+        assert not client_side.body.endswith(b'"final":true}\n\n')
+        agent.release.set()
+        for _ in range(1000):
+            done = await result(client, "tasks/get", {"id": task["id"], "historyLength": 0})
+            if done["status"]["state"] == "completed":
+                break
+            await asyncio.sleep(0.01)
+        assert done["status"]["state"] == "completed"

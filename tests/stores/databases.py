@@ -39,6 +39,14 @@ def _unavailable(reason: str) -> None:
 @asynccontextmanager
 async def postgres_engine() -> AsyncIterator[AsyncEngine]:
     """An engine whose tables live in a fresh schema, dropped afterwards."""
+    async with postgres_engines(1) as (engine,):
+        yield engine
+
+
+@asynccontextmanager
+async def postgres_engines(count: int) -> AsyncIterator[tuple[AsyncEngine, ...]]:
+    """``count`` engines on one fresh schema (as as many processes have), dropped
+    afterwards."""
     url = os.environ.get("PARLEY_TEST_POSTGRES_URL")
     if not url:
         _unavailable("set PARLEY_TEST_POSTGRES_URL to run the PostgreSQL tests")
@@ -52,11 +60,13 @@ async def postgres_engine() -> AsyncIterator[AsyncEngine]:
     except Exception as error:  # any failure to connect means "no server here"
         await admin.dispose()
         _unavailable(f"cannot reach {url}: {type(error).__name__}")
-    engine = create_async_engine(url, connect_args={"server_settings": {"search_path": schema}})
+    settings = {"server_settings": {"search_path": schema}}
+    engines = tuple(create_async_engine(url, connect_args=settings) for _ in range(count))
     try:
-        yield engine
+        yield engines
     finally:
-        await engine.dispose()
+        for engine in engines:
+            await engine.dispose()
         async with admin.begin() as connection:
             await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         await admin.dispose()

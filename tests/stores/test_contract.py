@@ -241,6 +241,25 @@ async def test_push_configs_per_task(store: Store) -> None:
     assert await store.list_push_configs("t2") == []
 
 
+async def test_push_configs_keep_the_version_they_were_set_in(store: Store) -> None:
+    """What each notification's shape follows (v1.0.1 §4.3.3: v1.0 configs get v1.0)."""
+    await store.set_push_config("t1", PushNotificationConfig(url="https://a.example", id="a"))
+    new = PushNotificationConfig(url="https://b.example", id="b")
+    await store.set_push_config("t1", new, "1.0")
+    await store.set_push_config("t2", PushNotificationConfig(url="https://c.example"), "1.0")
+    assert await store.push_config_versions("t1") == {"a": "0.3", "b": "1.0"}
+    assert list(await store.push_config_versions("t1")) == ["a", "b"]  # the order set
+    assert await store.push_config_versions("t2") == {"t2": "1.0"}
+    await store.set_push_config(
+        "t1", PushNotificationConfig(url="https://a.example/2", id="a"), "1.0"
+    )
+    assert await store.push_config_versions("t1") == {"a": "1.0", "b": "1.0"}  # replaced
+    assert await store.get_push_config("t1", "b") == new
+    await store.delete_push_config("t1", "a")
+    assert await store.push_config_versions("t1") == {"b": "1.0"}
+    assert await store.push_config_versions("nope") == {}
+
+
 def _delivery(sequence: int, task_id: str = "t1") -> OutboxEntry:
     return OutboxEntry(task_id, "hook", sequence, f'{{"n":{sequence}}}')
 

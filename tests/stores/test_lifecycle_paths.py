@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from parley.protocol import InternalError, TaskNotFoundError
 from parley.server import CallContext, EventSink, RequestContext, RequestHandler, TaskUpdater
+from parley.server._recovery import recover
 from parley.stores import Store, StoredEvent
 from parley.stores.sql import SQLStore
 from parley.types import (
@@ -117,13 +118,24 @@ async def test_a_resubscriber_joining_a_winding_down_run_follows_the_next_run(
 async def test_resubscribe_to_a_task_no_run_here_works_on_ends(
     handler: tuple[RequestHandler, WindingDownAgent], store: Store
 ) -> None:
-    """Another process's task, or one left working: the Task, then the end of the stream."""
+    """A task left working that no run here will move on: the Task, then the end of the
+    stream. With a shared store it may be another process's, or its process died and the
+    recovery sweep (any process's) fails it: the stream follows it to that end."""
     server, _ = handler
     task = Task(id="elsewhere", context_id="c", status=TaskStatus(state=TaskState.working))
     await store.append("elsewhere", [StoredEvent(1, task)])
     stream = await server.resubscribe(TaskIdParams(id="elsewhere"), CallContext())
-    events = await asyncio.wait_for(_collect(stream), BOUND)
-    assert [(n, type(e)) for n, e in events] == [(1, Task)]
+    if not store.shared:
+        events = await asyncio.wait_for(_collect(stream), BOUND)
+        assert [(n, type(e)) for n, e in events] == [(1, Task)]
+    else:
+        first = await asyncio.wait_for(anext(stream), BOUND)
+        assert (first[0], type(first[1])) == (1, Task)
+        await recover(server.runs)  # as the heartbeat's sweep does
+        rest = await asyncio.wait_for(_collect(stream), BOUND)
+        states = [(n, e.status.state) for n, e in rest if isinstance(e, TaskStatusUpdateEvent)]
+        assert states == [(2, TaskState.failed)]
+        assert len(rest) == 1
     assert server.runs.live == {}
     with pytest.raises(TaskNotFoundError):
         await server.resubscribe(TaskIdParams(id="nowhere"), CallContext())

@@ -5,6 +5,7 @@ too; with security, the tenant and the principal together own a task."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,10 @@ from parley.client import APIKeyAuth, Client, ClientConfig, ClientFactory, fetch
 from parley.protocol import TaskNotFoundError
 from parley.server import GRPCOptions, create_app
 from parley.server.push import PushSettings
-from parley.stores import MemoryStore, Store
+from parley.stores import MemoryStore, Store, StoredEvent
+from parley.stores._protocols import TaskQuery
 from parley.stores.sql import SQLStore
-from parley.types import AgentCapabilities, Task, TaskState
+from parley.types import AgentCapabilities, Task, TaskState, TaskStatus
 from tests.bindings.conftest import BINDINGS
 from tests.server.agents import ScriptedAgent, card
 from tests.stores.test_owners import KEYS, _database, _message, _nothing_for_bob, _push, _serving
@@ -68,10 +70,9 @@ async def _still_usable(client: Client, task: Task) -> None:
 
 @pytest.mark.parametrize("binding", BINDINGS)
 async def test_tenants_keep_tasks_apart(store: Store, binding: str) -> None:
-    """Without security: acme's task is not found under globex (every operation), nor
-    a task made with no tenant under acme; acme keeps full use of its own. A request
-    with no tenant (every v0.3 request) is not scoped, as every call is in an agent that
-    declares no security."""
+    """Without security: acme's task is not found under globex nor with no tenant (the
+    default tenant: every v0.3 request), for every operation; a task made with no
+    tenant is not found under acme; each keeps full use of its own."""
     async with (
         _serving(store, _open_app) as base,
         await _client(base, binding, "acme") as acme,
@@ -81,20 +82,30 @@ async def test_tenants_keep_tasks_apart(store: Store, binding: str) -> None:
     ):
         task = await _tenant_task(acme)
         await _nothing_for_bob(globex, task)
-        plain = await nobody.send_message("ask")
-        assert isinstance(plain, Task)
+        await _nothing_for_bob(nobody, task)
         with pytest.raises(TaskNotFoundError):
+            await old.get_task(task.id)
+        with pytest.raises(TaskNotFoundError):
+            await old.send_message(_message("sneak", task_id=task.id))
+        plain = await _tenant_task(nobody)
+        with pytest.raises(TaskNotFoundError):  # its context has no owner: open (docs)
             await acme.get_task(plain.id)
         with pytest.raises(TaskNotFoundError):
+            await acme.cancel_task(plain.id)
+        with pytest.raises(TaskNotFoundError):
             await acme.send_message(_message("sneak", task_id=plain.id))
+        with pytest.raises(TaskNotFoundError):
+            await acme.list_push_configs(plain.id)
         assert plain.id not in [t.id for t in (await acme.list_tasks()).tasks]
-        assert (await old.get_task(task.id)).id == task.id  # unscoped, as documented
-        assert {task.id, plain.id} <= {t.id for t in (await nobody.list_tasks()).tasks}
+        assert (await old.get_task(plain.id)).id == plain.id  # v0.3: the default tenant
+        assert [t.id for t in (await nobody.list_tasks()).tasks] == [plain.id]
+        assert (await nobody.list_tasks()).total_size == 1
         referring = await globex.send_message(_message("refs", reference_task_ids=[task.id]))
         assert isinstance(referring, Task)
         assert "none" in str(referring.artifacts)
         assert [t.id for t in (await globex.list_tasks()).tasks] == [referring.id]
         await _still_usable(acme, task)
+        await _still_usable(nobody, plain)
 
 
 @pytest.mark.parametrize("binding", BINDINGS)
@@ -169,3 +180,27 @@ async def test_the_client_sends_its_interfaces_tenant(binding: str) -> None:
             async with ClientFactory(overridden).create(card_of_acme) as by_override:
                 with pytest.raises(TaskNotFoundError):
                     await by_override.get_task(task.id)
+
+
+async def test_the_default_tenant_lists_no_tenants_tasks(store: Store) -> None:
+    """Every store: ``TaskQuery(owner="")`` (the default tenant of an agent without
+    security) lists every task but the tenants' (owners ``/{tenant}/...``), with the
+    other filters, pages and the total."""
+    owners = [None, "key:alice", "/acme/", "/acme/key:bob", None, "/globex/"]
+    for number, owner in enumerate(owners):
+        state = TaskState.completed if number % 2 else TaskState.working
+        task = Task(id=f"t{number}", context_id=f"c{number % 2}", status=TaskStatus(state=state))
+        await store.append(task.id, [StoredEvent(1, task)], owner=owner)
+        await asyncio.sleep(0.002)  # distinct status times
+    mine = await store.list_tasks(TaskQuery(owner=""))
+    assert ([t.id for t in mine.tasks], mine.total) == (["t4", "t1", "t0"], 3)
+    first = await store.list_tasks(TaskQuery(owner="", limit=2))
+    assert [t.id for t in first.tasks] == ["t4", "t1"]
+    rest = await store.list_tasks(TaskQuery(owner="", limit=2, after=first.last))
+    assert ([t.id for t in rest.tasks], rest.last) == (["t0"], None)
+    working = await store.list_tasks(TaskQuery(owner="", state=TaskState.working))
+    assert ([t.id for t in working.tasks], working.total) == (["t4", "t0"], 2)
+    in_c1 = await store.list_tasks(TaskQuery(owner="", context_id="c1"))
+    assert ([t.id for t in in_c1.tasks], in_c1.total) == (["t1"], 1)
+    acme = await store.list_tasks(TaskQuery(owner="/acme/"))
+    assert [t.id for t in acme.tasks] == ["t2"]

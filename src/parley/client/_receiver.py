@@ -14,11 +14,15 @@ A notification is accepted only when all of these hold:
 5. ``X-A2A-Notification-Token`` is the token you gave in the push config, when ``token``
    is given;
 6. its ``jti`` was not seen before (a replay is refused until the JWT expires);
-7. the body is a Task, the one the JWT's ``task_id`` names.
+7. the body is a Task, the one the JWT's ``task_id`` names: a v0.3 Task, or the v1.0
+   ``StreamResponse`` holding it (``{"task": ...}``, v1.0.1 §4.3.3: what a parley agent
+   posts to a config set in v1.0).
 
-Answers: 200 accepted; 400 not a Task; 401 a JWT or token that does not check out, or a
-stale one; 409 a replay; 405 not a POST; 413 too large; 500 when your callback raised
-(the agent then retries). A refusal's body is ``{"error": "..."}`` saying why.
+Answers: 200 accepted; 400 not a Task (a v1.0 ``statusUpdate``, ``artifactUpdate`` or
+``message`` notification is refused so: parley's receiver hands on whole tasks); 401 a
+JWT or token that does not check out, or a stale one; 409 a replay; 405 not a POST; 413
+too large; 500 when your callback raised (the agent then retries). A refusal's body is
+``{"error": "..."}`` saying why.
 """
 
 from __future__ import annotations
@@ -39,6 +43,8 @@ from starlette.types import Receive, Scope, Send
 
 from parley.client._errors import ClientError
 from parley.client._jwks import AgentKeys
+from parley.protocol import ConversionError
+from parley.protocol.v1 import event_from_v1
 from parley.types import Task
 
 JWT_HEADER = "X-A2A-Notification-JWT"
@@ -126,10 +132,7 @@ class PushReceiver:
             (given or "").encode(), expected.encode()
         ):
             raise Refused(401, f"{TOKEN_HEADER} is not the token of this task's push config")
-        try:
-            task = Task.model_validate_json(body)
-        except ValidationError as exc:
-            raise Refused(400, f"the body is not a Task: {exc.errors()[0]['msg']}") from None
+        task = _task_of(body)
         if task_id is not None and task.id != task_id:
             raise Refused(401, f"the JWT is for task {task_id}, the body is task {task.id}")
         self._remember(str(claims["jti"]), float(claims["exp"]))
@@ -187,6 +190,31 @@ class PushReceiver:
         if len(self._seen) > 1024:  # forget the expired ones now and then
             self._seen = {k: v for k, v in self._seen.items() if v + self.leeway >= now}
         self._seen[jti] = expires
+
+
+def _task_of(body: bytes) -> Task:
+    """The Task a notification carries: the body itself (v0.3), or the ``task`` of a
+    v1.0 ``StreamResponse``."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise Refused(400, "the body is not JSON") from None
+    try:
+        if isinstance(data, dict) and "kind" not in data and len(data) == 1:
+            (kind,) = data
+            if kind != "task":
+                raise Refused(
+                    400,
+                    f"the body is a v1.0 {kind!r} notification; this receiver takes "
+                    "notifications that carry the whole task",
+                )
+            return Task.model_validate(event_from_v1(data))
+        return Task.model_validate(data)
+    except ValidationError as exc:
+        raise Refused(400, f"the body is not a Task: {exc.errors()[0]['msg']}") from None
+    except (ConversionError, ValueError, TypeError, KeyError, AttributeError) as exc:
+        # what the v1.0 mapping meets in a malformed StreamResponse
+        raise Refused(400, f"the body is not a v1.0 task: {exc!r}"[:300]) from None
 
 
 def _bearer(header: str | None) -> str | None:

@@ -281,9 +281,7 @@ class A2AApp:
         return Response(rendered, media_type="application/json")
 
     def _public_card(self, call: CallContext) -> AgentCard:
-        if call.base_url is None:
-            return self.card.card
-        return self.card.for_base(call.base_url)
+        return self.card.complete(self.card.card, call.base_url)
 
     async def _health(self, request: Request) -> Response:
         return JSONResponse({"status": "ok"})

@@ -111,6 +111,10 @@ class CardPublisher:
         """Signs each rendering (``card_signer``), when the card is to be signed."""
         self._rendered: dict[str, bytes] = {}
         self._fixed: bytes | None = None
+        self.last_base: str | None = None
+        """The base URL the card was last rendered for over HTTP: a gRPC call, which
+        does not say where the client reached the app, completes the card with it (the
+        client found the gRPC port in that card)."""
         self._fix()
 
     def _fix(self) -> None:
@@ -141,9 +145,12 @@ class CardPublisher:
             return card
         if base is None:
             origin = urlsplit(card.url or self.card.url)
-            if not origin.netloc:
+            if origin.netloc:
+                base = f"{origin.scheme}://{origin.netloc}"
+            elif self.last_base is not None:
+                base = self.last_base
+            else:
                 return card  # nothing to complete relative paths with
-            base = f"{origin.scheme}://{origin.netloc}"
         urls = {transport: _complete(target, base) for transport, target in self.served.items()}
         update: dict[str, Any] = {}
         if card.url:
@@ -166,7 +173,7 @@ class CardPublisher:
     def render(self, scope: Mapping[str, Any]) -> bytes:
         if self._fixed is not None:
             return self._fixed
-        base = request_base(scope)
+        base = self.last_base = request_base(scope)
         rendered = self._rendered.get(base)
         if rendered is None:
             if len(self._rendered) > 64:  # a client can send any Host; keep the cache small

@@ -17,7 +17,7 @@ the log still holds, which is what resubscribe with ``Last-Event-ID`` needs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, Callable
+from collections.abc import Callable
 
 from parley.types import Event
 
@@ -71,24 +71,12 @@ class EventLog:
         """Whether a reader can start right after sequence ``after`` with no gap."""
         return self._start <= after <= self.last_sequence
 
-    async def read(self, after: int = 0) -> AsyncGenerator[tuple[int, Event], None]:
-        """Yield ``(sequence, event)`` for every event after ``after``, live, in order.
+    def read(self, after: int = 0, until: Callable[[Event], bool] | None = None) -> LogReader:
+        """A reader of every event after ``after``, live, in order (see ``LogReader``).
 
-        Ends when the log is closed and fully read (raising the error it failed with,
-        if it did). ``after`` below the start of the log starts at its first event.
+        ``after`` below the start of the log starts at its first event.
         """
-        index = max(after - self._start, 0)
-        while True:
-            events = self._events
-            while index < len(events):
-                event = events[index]
-                index += 1
-                yield self._start + index, event
-            if self._closed:
-                if self._error is not None:
-                    raise self._error
-                return
-            await self._changed()
+        return LogReader(self, after, until)
 
     async def first(
         self, after: int = 0, until: Callable[[Event], bool] | None = None
@@ -127,3 +115,84 @@ class EventLog:
             for waiter in waiters:
                 if not waiter.done():
                     waiter.set_result(None)
+
+
+class LogReader:
+    """One reader of an ``EventLog``: an async iterator of ``(sequence, event)``.
+
+    Ends when the log is closed and fully read (raising the error it failed with, if it
+    did), or after the first event ``until`` holds for. A writer that can send several
+    events at once (an SSE response) reads with ``take`` and ``wait`` instead: everything
+    ready is taken in one go, and one wake-up serves every event appended meanwhile.
+    """
+
+    __slots__ = ("_done", "_index", "_log", "_until")
+
+    def __init__(
+        self, log: EventLog, after: int = 0, until: Callable[[Event], bool] | None = None
+    ) -> None:
+        self._log = log
+        self._index = max(after - log._start, 0)
+        self._until = until
+        self._done = False
+
+    @property
+    def done(self) -> bool:
+        """Whether the reading has ended (nothing more will be taken)."""
+        return self._done
+
+    def take(self) -> list[tuple[int, Event]]:
+        """Every event ready now, in order; empty when none is (or the reading ended).
+
+        Raises the error the log failed with once every event before it was taken.
+        """
+        log = self._log
+        events, index = log._events, self._index
+        if self._done or index >= len(events):
+            self._check_end()
+            return []
+        start, until, taken = log._start, self._until, []
+        for event in events[index:]:
+            index += 1
+            taken.append((start + index, event))
+            if until is not None and until(event):
+                self._done = True
+                break
+        self._index = index
+        return taken
+
+    async def wait(self) -> None:
+        """Wait until there is something to take, or the reading ends."""
+        log = self._log
+        if not self._done and self._index >= len(log._events) and not log._closed:
+            await log._changed()
+
+    def __aiter__(self) -> LogReader:
+        return self
+
+    async def __anext__(self) -> tuple[int, Event]:
+        log = self._log
+        while not self._done:
+            index = self._index
+            if index < len(log._events):
+                event = log._events[index]
+                self._index = index + 1
+                if self._until is not None and self._until(event):
+                    self._done = True
+                return log._start + index + 1, event
+            if log._closed:
+                self._check_end()
+                break
+            await log._changed()
+        raise StopAsyncIteration
+
+    async def aclose(self) -> None:
+        """Stop reading (nothing to let go: the reader holds only its position)."""
+        self._done = True
+
+    def _check_end(self) -> None:
+        log = self._log
+        if not self._done and log._closed and self._index >= len(log._events):
+            self._done = True
+            if log._error is not None:
+                raise log._error

@@ -11,9 +11,7 @@ bindings encode them at once, before awaiting anything else.
 
 from __future__ import annotations
 
-import time
-from collections.abc import AsyncGenerator, Awaitable, Callable
-from contextlib import aclosing
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from parley.protocol import (
     ACTIVE_STATES,
@@ -30,11 +28,11 @@ from parley.protocol import (
     is_terminal,
 )
 from parley.server._agent import AgentExecutor, check_agent
-from parley.server._bus import CHANNEL, Bus
+from parley.server._bus import Bus
 from parley.server._cancel import Cancels
 from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
-from parley.server._ids import new_id
+from parley.server._ids import new_ordered_id
 from parley.server._keys import SigningKeys
 from parley.server._limits import DEFAULT_LIMITS, Limits
 from parley.server._listing import list_tasks
@@ -64,7 +62,7 @@ from parley.types import (
 )
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
-EventStream = AsyncGenerator[tuple[int, Event], None]
+EventStream = AsyncIterator[tuple[int, Event]]
 """``(sequence number, event)`` pairs, in order; the sequence is the SSE ``id``."""
 
 
@@ -108,15 +106,12 @@ class RequestHandler:
         self.capabilities = declared_capabilities(card)
         store = self.task_store
         owners = Ownership(store, lease_ttl) if store.shared else None
-        notes_in_store = False
         if bus is None and store.shared:
             from parley.stores.sql import PostgresBus, SQLStore
 
-            if isinstance(store, SQLStore):  # the appends notify, in their transaction
+            if isinstance(store, SQLStore):
                 bus = PostgresBus(store.engine)
-                store.notify_channel = CHANNEL
-                notes_in_store = True
-        self.runs = TaskRuns(agent, store, owners, bus, announce=not notes_in_store)
+        self.runs = TaskRuns(agent, store, owners, bus)
         self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
         self.retention = None if retention is None else RetentionJob(self.task_store, retention)
@@ -164,7 +159,7 @@ class RequestHandler:
         if isinstance(begun, Repeat):
             return begun.stream()
         live, start = begun
-        return _until_final(live.log.read(start))
+        return live.log.read(start, ends_interaction)
 
     async def _begin(
         self, params: MessageSendParams, call: CallContext
@@ -189,21 +184,21 @@ class RequestHandler:
             return repeat
         if message.task_id and not await self._names_new_task(params):
             return await self._continue(params, message, call, owner)
-        task_id = message.task_id or new_id()
+        task_id = message.task_id or new_ordered_id()
         repeat = await self.sent.claim(message, task_id)
         if repeat is not None:
             return repeat
         message = message.model_copy(
-            update={"task_id": task_id, "context_id": message.context_id or new_id()}
+            update={"task_id": task_id, "context_id": message.context_id or new_ordered_id()}
         )
         assert message.context_id is not None
         related = await self._related_tasks(message, owner)
-        pushed = await self._push_config_of(task_id, params)
+        pushed = await self._push_config_of(task_id, params, call)
         # No await from here on: the new task and its run slot are taken together.
         if task_id in self.runs.live:  # the caller's id, taken while we were claiming
             await self.sent.forget(message)
             raise _just_started(task_id)
-        live = self.runs.create(task_id, message.context_id, message, owner)
+        live = self.runs.create(task_id, message.context_id, message, owner or None)
         if not pushed:
             live.push_configs = ()  # a new task has none yet: no store read per new task
         turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
@@ -228,7 +223,7 @@ class RequestHandler:
                 return repeat
             message = message.model_copy(update={"context_id": task.context_id})
             related = await self._related_tasks(message, owner)
-            if await self._push_config_of(task.id, params):
+            if await self._push_config_of(task.id, params, call):
                 live.push_configs = None  # the next event reads the task's configs again
             # No await from here on: checked again, then the run slot is taken.
             try:
@@ -315,7 +310,7 @@ class RequestHandler:
                 raise _not_found(message.task_id)
         if message.context_id:
             context_owner = await self.task_store.context_owner(message.context_id)
-            if context_owner is not None and context_owner != owner:
+            if context_owner is not None and not may_use(context_owner, owner):
                 raise TaskNotFoundError(f"Context {message.context_id} was not found")
 
     # -- tasks/get, tasks/cancel, tasks/resubscribe ----------------------------------
@@ -338,7 +333,7 @@ class RequestHandler:
     async def list_tasks(
         self, params: ListTasksParams, call: CallContext | None = None
     ) -> ListTasksResult:
-        """One page of the tasks matching the filters, most recently active first.
+        """One page of the tasks matching the filters, latest status timestamp first.
 
         Only the caller's tasks when the agent declares security (task ownership).
         Raises ``InvalidParamsError`` for a bad page size, history length, time or page
@@ -397,20 +392,20 @@ class RequestHandler:
                 position = log.last_sequence
                 yield position, _trim(live.task, None)
             if elsewhere or _followed(live):
-                async for item in _until_final(log.read(position)):
+                async for item in log.read(position, ends_interaction):
                     yield item
 
     async def _run_elsewhere(self, live: LiveTask) -> bool:
-        """With a shared store: bring ``live`` up to date, and say whether another
-        process runs the task (its events then come here through the bus)."""
-        owners = self.runs.owners
-        if owners is None or live.turn is not None:
+        """With a shared store: bring ``live`` up to date, and say whether the task is
+        active but not run here. Another process runs it (its events come here through
+        the bus), or its process died and its lease expired, and the recovery sweep of
+        some process (this one's too) settles it soon: either way there is more to wait
+        for."""
+        if self.runs.owners is None or live.turn is not None:
             return False
         await self.runs.catch_up(live)
         assert live.task is not None
-        if live.task.status.state not in ACTIVE_STATES:
-            return False
-        return await owners.held_elsewhere(live.task_id, time.time())
+        return live.task.status.state in ACTIVE_STATES
 
     def _heard(self, note: str) -> None:
         """A note from another process (see ``_bus``)."""
@@ -435,18 +430,23 @@ class RequestHandler:
         owner = _caller(call)
         async with self.runs.hold(params.task_id, owner) as live:
             await push.configs.check(params.push_notification_config)
-            stored = await push.configs.save(live.task_id, params.push_notification_config)
+            stored = await push.configs.save(
+                live.task_id, params.push_notification_config, _version(call)
+            )
             live.push_configs = None  # the next event reads the task's configs again
             return stored
 
-    async def _push_config_of(self, task_id: str, params: MessageSendParams) -> bool:
+    async def _push_config_of(
+        self, task_id: str, params: MessageSendParams, call: CallContext | None
+    ) -> bool:
         """Save the push config a message/send carries (checked in ``_begin``) for
         ``task_id``; whether there was one."""
         configuration = params.configuration
         config = configuration.push_notification_config if configuration else None
         if config is None:
             return False
-        await self._require_push("set_push_config").configs.save(task_id, config)
+        push = self._require_push("set_push_config")
+        await push.configs.save(task_id, config, _version(call))
         return True
 
     async def get_push_config(
@@ -574,9 +574,15 @@ def _just_started(task_id: str) -> InvalidParamsError:
 
 
 def _caller(call: CallContext | None) -> str | None:
-    """Who asks, as a task owner (``scope_of``: principal and tenant; ``None``: no
-    principal and no tenant, no scoping)."""
+    """Who asks, as a task owner (``scope_of``: principal and tenant; ``None``: the
+    server itself, no scoping)."""
     return scope_of(call)
+
+
+def _version(call: CallContext | None) -> str:
+    """The A2A version a push config is set in: the shape of its notifications (the
+    only thing the version of a call changes here, and only as data, not behaviour)."""
+    return call.protocol_version if call is not None else "0.3"
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:
@@ -595,16 +601,6 @@ def _trim(task: Task, history_length: int | None) -> Task:
         return task
     kept = history[len(history) - history_length :] if history_length else []
     return task.model_copy(update={"history": kept})
-
-
-async def _until_final(events: EventStream) -> EventStream:
-    # Closed here, not left to the garbage collector: an abandoned async generator is
-    # finalized through the loop's thread-safe wake-up, which costs every request.
-    async with aclosing(events):
-        async for sequence, event in events:
-            yield sequence, event
-            if ends_interaction(event):
-                return
 
 
 def _check_open(task: Task, running: bool) -> None:

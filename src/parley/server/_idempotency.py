@@ -10,7 +10,6 @@ with a Message), atomically, so two copies sent at once still make one run.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from dataclasses import dataclass
 
 from parley.protocol import InvalidParamsError, ends_interaction
@@ -63,11 +62,8 @@ class Repeat:
             yield after, live.task
             if not _running(live):
                 return
-        async with aclosing(live.log.read(after)) as events:
-            async for sequence, event in events:
-                yield sequence, event
-                if ends_interaction(event):
-                    return
+        async for item in live.log.read(after, ends_interaction):
+            yield item
 
     async def _attach(self) -> LiveTask:
         live = await self.runs.attach(self.sent.task_id)

@@ -1,10 +1,13 @@
 """ListTasks (v1.0.1 §3.1.4; v0.3 REST ``GET /v1/tasks``): the filters of the request
 checked and turned into the store's ``TaskQuery``, the page turned into the result.
 
-Tasks come most recently active first. The page token is opaque to the client: the
-base64url of the last task's position (time of last activity, id), so the next page
-starts exactly after it however many tasks arrived meanwhile (cursor pagination, never
-an offset). A live task is shown as it is now, not as last stored.
+Tasks come latest status timestamp first (§3.1.4; ``status_time`` of
+``stores._protocols``: a task keeps the latest it has had, so it only ever moves to the
+front). The page token is opaque to the client: the base64url of the last task's
+position (status time, id), so the next page starts exactly after it however many tasks
+arrived or moved meanwhile (cursor pagination, never an offset): no task is listed
+twice, and every task that did not move during the walk is listed. A live task is shown
+as it is now, not as last stored.
 """
 
 from __future__ import annotations

@@ -83,8 +83,9 @@ class LiveTask:
     """The incoming message of a new task, until the task exists to hold it."""
     received: str = ""
     """When the message that created the task arrived (its ``submitted`` time)."""
-    push_configs: tuple[str, ...] | None = None
-    """Ids of the task's push configs (``None``: not read from the store yet)."""
+    push_configs: tuple[tuple[str, str], ...] | None = None
+    """The task's push configs, as (config id, the A2A version it was set in)
+    (``None``: not read from the store yet)."""
     owner: str | None = None
     """The principal the task belongs to (``owner_of``), ``None``: open to every caller."""
 
@@ -109,26 +110,38 @@ def owner_of(principal: Principal | None) -> str | None:
     return None if principal is None else f"{principal.scheme}:{principal.name}"
 
 
+DEFAULT_TENANT = ""
+"""``scope_of`` a call with no principal and no tenant (an agent without security, a
+v0.3 request): every task but the tenants' (``may_use``). Its tasks get no owner."""
+
+
 def scope_of(call: CallContext | None) -> str | None:
     """The owner a call's tasks get, and so the tasks it may use (``may_use``): the
     caller's ``owner_of`` within its tenant (v1.0's ``tenant``). Without a tenant, the
-    owner as before (``scheme:name``, ``None`` when the agent declares no security);
-    with one, ``/{tenant, percent-encoded}/{scheme:name, or nothing}``, so tenants never
-    share a task, with or without security. ``None`` (no call): every task."""
+    owner as before (``scheme:name``; ``DEFAULT_TENANT`` when the agent declares no
+    security); with one, ``/{tenant, percent-encoded}/{scheme:name, or nothing}``, so
+    tenants never share a task, with or without security. ``None`` (no call, a call the
+    server makes itself): every task."""
     if call is None:
         return None
     owner = owner_of(call.principal)
     if call.tenant is None:
-        return owner
+        return DEFAULT_TENANT if owner is None else owner
     return f"/{quote(call.tenant, safe='')}/{owner or ''}"
 
 
 def may_use(owner: str | None, caller: str | None) -> bool:
     """Whether ``caller`` (``scope_of`` the call) may see and use a task of ``owner``:
-    its owner may, and so may a call with no principal and no tenant (an agent that
-    declares no security, a call the server makes itself). A task with no owner is not open to a
-    principal: it was made before the agent declared security."""
-    return caller is None or owner == caller
+    its owner may; a call with no principal and no tenant (``DEFAULT_TENANT``) may use
+    every task but the tenants' (``/...``: an agent without security keeps its open
+    behaviour within the default tenant); a call the server makes itself (``None``)
+    every task. A task with no owner is not open to a principal: it was made before the
+    agent declared security."""
+    if caller is None:
+        return True
+    if not caller:
+        return owner is None or not owner.startswith("/")
+    return owner == caller
 
 
 def busy(task_id: str) -> InvalidParamsError:

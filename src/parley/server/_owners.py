@@ -52,11 +52,6 @@ class Ownership:
         except Exception:  # it expires on its own
             logger.exception("could not release the lease of task %s", lease.task_id)
 
-    async def held_elsewhere(self, task_id: str, now: float) -> bool:
-        """Whether another process holds a live lease on the task."""
-        lease = await self.store.get_lease(task_id)
-        return lease is not None and lease.holder != self.holder and lease.expires > now
-
     def start(
         self,
         lost: Callable[[dict[str, int]], None],

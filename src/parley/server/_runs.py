@@ -103,15 +103,12 @@ class TaskRuns:
         store: Store,
         owners: Ownership | None = None,
         bus: Bus | None = None,
-        announce: bool = True,
     ) -> None:
         self.agent = agent
         self.store = store
         self.owners = owners
         """This process's leases, when the store is shared with other processes."""
         self.bus = bus
-        self._announces = bus is not None and announce
-        """Whether this process sends event notes itself (not when the store does)."""
         self.live: dict[str, LiveTask] = {}
         self.notifications: Notifications | None = None
         """Push: the outbox entries each stored event causes (see ``parley.server.push``)."""
@@ -168,7 +165,8 @@ class TaskRuns:
 
     async def own(self, live: LiveTask, turn: Turn) -> None:
         """With a shared store: take the task's lease for ``turn`` and bring ``live`` up
-        to date with the store (another process may have moved the task on). Raises
+        to date with the store (another process may have moved the task on; read only
+        when the lease says the store is ahead, or cannot say). Raises
         ``InvalidParamsError`` (and frees the slot) if another process runs the task."""
         if self.owners is None:
             return
@@ -177,6 +175,8 @@ class TaskRuns:
             turn.end()
             raise busy(live.task_id)
         turn.lease = lease
+        if lease.last_sequence is not None and lease.last_sequence <= live.log.last_sequence:
+            return  # the store has nothing this process has not seen (a task made here)
         try:
             await self.catch_up(live)
         except BaseException:
@@ -231,8 +231,9 @@ class TaskRuns:
                 self.lost(live, turn)
 
     def _announce(self, task_id: str, sequence: int) -> None:
-        """Tell the other processes (coalesced: one note per task per send)."""
-        if not self._announces:
+        """Tell the other processes, once the events are stored (coalesced: one note
+        per task per send)."""
+        if self.bus is None:
             return
         self._notes[task_id] = sequence
         if self._sending is None or self._sending.done():
@@ -439,6 +440,8 @@ class TaskRuns:
                 await self._execute(live, turn, context)
         finally:
             self.let_go(live)
+            if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
+                live.last_turn = None
 
     async def _record_user_message(self, live: LiveTask, context: RequestContext) -> None:
         assert live.task is not None

@@ -24,6 +24,7 @@ connection scenario shows it).
 
 from __future__ import annotations
 
+import itertools
 import sys
 import time
 from collections.abc import Sequence
@@ -47,6 +48,7 @@ from parley.stores._protocols import (
     context_of,
     duplicate,
     lost,
+    status_time,
 )
 from parley.stores._replay import replay
 from parley.types import Message, Task, TaskState, TaskStatusUpdateEvent
@@ -63,6 +65,8 @@ class _Entry:
     touched: float = field(default_factory=time.time)
     place: Place | None = None
     """Where it is filed in the index (``None``: not yet)."""
+    stamp: str | None = None
+    """The timestamp of the status the index last filed it at."""
 
 
 def _key(scope: str, message_id: str) -> str:
@@ -160,25 +164,38 @@ class MemoryStore(MemorySide):
         record = self._done.get(task_id)
         return None if record is None else header(record)[3]
 
-    def _file(self, task_id: str, entry: _Entry, context_id: str, state: TaskState) -> None:
-        """File (or refile) a task under its context and state; a task already filed
-        there stays where it is (its place in the order is the time its status last
-        changed, as ListTasks sorts)."""
+    def _file(
+        self, task_id: str, entry: _Entry, context_id: str, state: TaskState, at: float | None
+    ) -> None:
+        """File (or refile) a task under its context, state and status time (``at``:
+        ``status_time`` of its latest status; ``None``: unchanged). A task keeps the
+        latest status time it was filed at (a status stamped earlier does not move it
+        back), as the SQL stores do, so a cursor never meets a task twice."""
         place = entry.place
-        if place is not None and place.state is state and place.context_id == context_id:
-            return
+        if place is not None:
+            if at is None or at <= place.filed:
+                if place.state is state and place.context_id == context_id:
+                    return
+                at = place.filed
+        elif at is None:
+            at = time.time()
         owner = self._owners.get(task_id)
         if place is not None:
             self._index.remove(task_id, place, owner)
-        entry.place = Place(entry.touched, state, context_id)
+        entry.place = Place(at, state, context_id)
         self._index.add(task_id, entry.place, owner)
 
     def _save(self, task: Task, sequence: int, owner: str | None = None) -> None:
         self._own(task.id, task.context_id, owner)
+        state, stamp = task.status.state, task.status.timestamp
+        known = self._tasks.get(task.id)
+        moved = known is None or known.stamp != stamp or known.state is not state
         entry = self._entry(task.id)
         entry.touched = time.time()
-        state = entry.state = task.status.state
-        self._file(task.id, entry, task.context_id, state)
+        entry.state, entry.stamp = state, stamp
+        self._file(
+            task.id, entry, task.context_id, state, status_time(task.status) if moved else None
+        )
         if is_terminal(state):
             del self._tasks[task.id]
             filed = entry.place.filed if entry.place is not None else entry.touched
@@ -196,8 +213,15 @@ class MemoryStore(MemorySide):
         else:
             finished = unpack(task_id, record)
             _, _, touched, place = header(record)
+            stamp = Task.model_validate_json(finished.json).status.timestamp
             entry = _Entry(
-                finished.json, finished.sequence, finished.events, place.state, touched, place
+                finished.json,
+                finished.sequence,
+                finished.events,
+                place.state,
+                touched,
+                place,
+                stamp,
             )
         self._tasks[task_id] = entry
         return entry
@@ -228,8 +252,16 @@ class MemoryStore(MemorySide):
             for stored in part.events:
                 event = stored.event
                 if isinstance(event, Task | TaskStatusUpdateEvent):
-                    entry.state = event.status.state
-                    self._file(part.task_id, entry, event.context_id, entry.state)
+                    status = event.status
+                    if status.state is not entry.state or status.timestamp != entry.stamp:
+                        self._file(
+                            part.task_id,
+                            entry,
+                            event.context_id,
+                            status.state,
+                            status_time(status),
+                        )
+                    entry.state, entry.stamp = status.state, status.timestamp
             self._enqueue(part.outbox)
             if part.snapshot is not None:
                 self._save(part.snapshot, part.events[-1].sequence if part.events else 0)
@@ -325,9 +357,11 @@ class MemoryStore(MemorySide):
         if key in self._sent:
             self._replies[key] = reply.to_json()
 
-    async def expire(self, *, ended_before: datetime, waiting_before: datetime) -> int:
+    async def expire(
+        self, *, ended_before: datetime, waiting_before: datetime, limit: int | None = None
+    ) -> int:
         ended, waiting = ended_before.timestamp(), waiting_before.timestamp()
-        expired = [
+        waiting_expired = (
             task_id
             for task_id, entry in self._tasks.items()
             if entry.state is not None
@@ -335,16 +369,18 @@ class MemoryStore(MemorySide):
                 (is_terminal(entry.state) and entry.touched < ended)
                 or (is_interrupted(entry.state) and entry.touched < waiting)
             )
-        ]
-        expired += [task_id for task_id, done in self._done.items() if header(done)[2] < ended]
+        )
+        done_expired = (task_id for task_id, done in self._done.items() if header(done)[2] < ended)
+        expired = list(itertools.islice(itertools.chain(waiting_expired, done_expired), limit))
         for task_id in expired:
             await self.delete(task_id)
-        # Claims that never led to a stored task (direct replies, runs that died early).
-        for key, at in list(self._claimed.items()):
-            task_id = self._sent[key]
-            if at < ended and task_id not in self._tasks and task_id not in self._done:
-                self._forget(key)
-                self._sent_to.pop(task_id, None)
+        if limit is None or len(expired) < limit:
+            # Claims that never led to a stored task (direct replies, runs that died early).
+            for key, at in list(self._claimed.items()):
+                task_id = self._sent[key]
+                if at < ended and task_id not in self._tasks and task_id not in self._done:
+                    self._forget(key)
+                    self._sent_to.pop(task_id, None)
         return len(expired)
 
     async def aclose(self) -> None:

@@ -1,8 +1,9 @@
-"""The memory store's index of tasks by last activity, for ``list_tasks`` (ListTasks).
+"""The memory store's index of tasks by status time, for ``list_tasks`` (ListTasks).
 
-Each task has one key, ``"{touched:020.6f}|{task id}"``, whose string order is the order
-of last activity (then of id). Keys are kept sorted for all tasks, per context and per
-state, so a page is a bisect and a walk of ``limit`` keys, and a count a bisect per chunk:
+Each task has one key, ``"{status time:020.6f}|{task id}"``, whose string order is the
+order of ListTasks (v1.0.1 §3.1.4: status timestamp, then id; ``status_time``). Keys are
+kept sorted for all tasks, per context and per state, so a page is a bisect and a walk
+of ``limit`` keys, and a count a bisect per chunk:
 no query reads every task.
 
 A sorted run of keys is held as a list of tuples of at most ``CHUNK`` strings: the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import NamedTuple
 
 from parley.stores._protocols import TaskPage, TaskQuery
@@ -22,7 +24,6 @@ from parley.types import Task, TaskState
 
 CHUNK = 64
 _STATE_VALUES = {state: state.value for state in TaskState}
-_AFTER_EVERY_ID = "~"  # sorts after the characters of ids: a key above every task's at a time
 
 
 def _key(touched: float, task_id: str) -> str:
@@ -189,12 +190,16 @@ class TaskIndex:
         """The page ``query`` asks for; ``load`` gives a task by id, ``filed`` the state
         and owner it is filed under."""
         keys = self._narrowest(query)
-        low = "" if query.touched_after is None else _key(query.touched_after, _AFTER_EVERY_ID)
+        low = "" if query.touched_after is None else _key(query.touched_after, "")
         below = None if query.after is None else _key(*query.after)
-        wanted = _checks(query, filed)
+        wanted = _checks(query, filed, bool(self._tenants()))
         if wanted is None:
             total = keys.count_above(low)
             walk = keys.descending(below, low)
+        elif query.owner == "" and query.context_id is None and query.state is None:
+            # the default tenant's: all tasks less the tenants', a bisect per chunk
+            total = keys.count_above(low) - sum(t.count_above(low) for t in self._tenants())
+            walk = (key for key in keys.descending(below, low) if wanted(key))
         else:
             total = sum(1 for key in keys.descending(None, low) if wanted(key))
             walk = (key for key in keys.descending(below, low) if wanted(key))
@@ -213,19 +218,37 @@ class TaskIndex:
         if query.context_id is not None:
             keys = self._by_context.get(query.context_id, ())
             return SortedKeys.of((keys,) if isinstance(keys, str) else keys)
-        if query.owner is not None:
+        if query.owner:
             return self._by_owner.get(query.owner, SortedKeys())
         if query.state is not None:
             return self._by_state.get(query.state.value, SortedKeys())
         return self._all
 
+    def _tenants(self) -> list[SortedKeys]:
+        """The keys of each v1.0 tenant's owners (``/{tenant}/...``)."""
+        return [keys for owner, keys in self._by_owner.items() if owner.startswith("/")]
+
 
 def _checks(
-    query: TaskQuery, filed: Callable[[str], tuple[TaskState | None, str | None]]
+    query: TaskQuery,
+    filed: Callable[[str], tuple[TaskState | None, str | None]],
+    tenants: bool,
 ) -> Callable[[str], bool] | None:
     """The filters ``_narrowest`` did not apply, checked key by key: the state in a
     context's or an owner's keys, the owner in a context's keys (a context holds few
-    tasks)."""
+    tasks); for the default tenant (owner ``""``), no tenant's task (``tenants``: some
+    task has a tenant)."""
+    if query.owner == "":
+        rest = _checks(replace(query, owner=None), filed, tenants)
+        if not tenants:
+            return rest
+
+        def untenanted(key: str) -> bool:
+            return not (filed(_task_id(key))[1] or "").startswith("/")
+
+        if rest is None:
+            return untenanted
+        return lambda key: untenanted(key) and rest(key)
     state, owner = query.state, query.owner
     if state is not None and (query.context_id is not None or owner is not None):
         if query.context_id is None or owner is None:

@@ -19,7 +19,8 @@ class MemorySide:
     """Push configs, outbox and leases, for ``MemoryStore`` to inherit."""
 
     def __init__(self) -> None:
-        self._push: dict[str, dict[str, PushNotificationConfig]] = {}
+        self._push: dict[str, dict[str, tuple[PushNotificationConfig, str]]] = {}
+        """Task id -> config id -> (config, the A2A version it was set in)."""
         self._outbox: dict[int, OutboxEntry] = {}
         self._outbox_ids = itertools.count(1)
         self._claims: dict[int, float] = {}
@@ -38,18 +39,25 @@ class MemorySide:
 
     # -- push configs ----------------------------------------------------------------
 
-    async def set_push_config(self, task_id: str, config: PushNotificationConfig) -> None:
-        self._push.setdefault(task_id, {})[config.id or task_id] = config.model_copy()
+    async def set_push_config(
+        self, task_id: str, config: PushNotificationConfig, version: str = "0.3"
+    ) -> None:
+        configs = self._push.setdefault(task_id, {})
+        configs[config.id or task_id] = (config.model_copy(), version)
 
     async def get_push_config(self, task_id: str, config_id: str) -> PushNotificationConfig | None:
-        config = self._push.get(task_id, {}).get(config_id)
-        return None if config is None else config.model_copy()
+        found = self._push.get(task_id, {}).get(config_id)
+        return None if found is None else found[0].model_copy()
 
     async def list_push_configs(self, task_id: str) -> list[PushNotificationConfig]:
-        return [config.model_copy() for config in self._push.get(task_id, {}).values()]
+        return [config.model_copy() for config, _ in self._push.get(task_id, {}).values()]
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
         return self._push.get(task_id, {}).pop(config_id, None) is not None
+
+    async def push_config_versions(self, task_id: str) -> dict[str, str]:
+        configs = self._push.get(task_id, {})
+        return {config_id: version for config_id, (_, version) in configs.items()}
 
     # -- outbox ----------------------------------------------------------------------
 

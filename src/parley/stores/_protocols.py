@@ -23,12 +23,13 @@ one transaction of one database. Code that needs one concern asks for that proto
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Protocol
 
-from parley.types import Event, Message, PushNotificationConfig, Task, TaskState
+from parley.types import Event, Message, PushNotificationConfig, Task, TaskState, TaskStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,11 @@ class Lease:
     """Fencing token: grows by one each time the task changes hands."""
     expires: float
     """Epoch seconds; after this another process may take the task over."""
+    last_sequence: int | None = field(default=None, compare=False)
+    """The task's last stored sequence number as the lease was taken (no other process
+    can append after that while the lease holds), when the store read it in the same
+    transaction; ``None``: not known. The new holder reads the store only if its copy
+    of the task is behind."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,17 +126,18 @@ class TaskQuery:
     context_id: str | None = None
     state: TaskState | None = None
     touched_after: float | None = None
-    """Only tasks whose last activity (epoch seconds) is later than this."""
+    """Only tasks whose status time (``status_time``, epoch seconds) is this or later."""
     after: tuple[float, str] | None = None
-    """The page starts after this ``(touched, task id)`` position of the order."""
+    """The page starts after this ``(status time, task id)`` position of the order."""
     limit: int = 50
     owner: str | None = None
-    """Only the tasks of this owner (``None``: every task)."""
+    """Only the tasks of this owner (``None``: every task; ``""``: the default tenant's,
+    every task whose owner, if any, does not start with ``/``: no v1.0 tenant's)."""
 
 
 @dataclass(frozen=True, slots=True)
 class TaskPage:
-    """One page of tasks, the most recently touched first (ties: the larger id first)."""
+    """One page of tasks, the latest status time first (ties: the larger id first)."""
 
     tasks: list[Task]
     total: int
@@ -181,11 +188,15 @@ class TaskStore(Protocol):
         served from an index, never by reading every task."""
         ...
 
-    async def expire(self, *, ended_before: datetime, waiting_before: datetime) -> int:
+    async def expire(
+        self, *, ended_before: datetime, waiting_before: datetime, limit: int | None = None
+    ) -> int:
         """Delete tasks (as ``delete`` does) in a terminal state with no activity since
         ``ended_before``, and in an interrupted state with no activity since
-        ``waiting_before``; returns how many were deleted. Direct replies recorded
-        before ``ended_before`` go too."""
+        ``waiting_before``; returns how many were deleted. At most ``limit`` tasks (all
+        when ``None``), in one short transaction: retention calls it again, after a
+        pause, while it returns ``limit``. Direct replies recorded before
+        ``ended_before`` go too (with a ``limit``: in the call that finds fewer tasks)."""
         ...
 
 
@@ -257,8 +268,12 @@ class SentMessageStore(Protocol):
 class PushConfigStore(Protocol):
     """Push notification configs of each task, by config id."""
 
-    async def set_push_config(self, task_id: str, config: PushNotificationConfig) -> None:
-        """Add or replace the config with ``config.id`` (the task's id when it has none)."""
+    async def set_push_config(
+        self, task_id: str, config: PushNotificationConfig, version: str = "0.3"
+    ) -> None:
+        """Add or replace the config with ``config.id`` (the task's id when it has none).
+        ``version`` is the A2A version the client set it in (``0.3``, ``1.0``): the shape
+        its notifications are posted in."""
         ...
 
     async def get_push_config(
@@ -271,6 +286,11 @@ class PushConfigStore(Protocol):
 
     async def delete_push_config(self, task_id: str, config_id: str) -> bool:
         """Remove one config; whether there was one."""
+        ...
+
+    async def push_config_versions(self, task_id: str) -> dict[str, str]:
+        """The task's config ids, in the order they were first set, with the A2A
+        version each was set in: what a notification of the task is posted to."""
         ...
 
 
@@ -310,7 +330,8 @@ class LeaseStore(Protocol):
     async def acquire_lease(self, task_id: str, holder: str, ttl: float) -> Lease | None:
         """Take the task for ``holder`` for ``ttl`` seconds: a new lease (a larger token)
         when no lease holds it or the one that did has expired, the same lease renewed
-        when ``holder`` already holds it, ``None`` when another live lease does."""
+        when ``holder`` already holds it, ``None`` when another live lease does. A
+        store may fill in the lease's ``last_sequence``."""
         ...
 
     async def renew_leases(self, holder: str, ttl: float) -> set[str]:
@@ -363,3 +384,17 @@ def context_of(logged: Sequence[StoredEvent]) -> str | None:
         if context_id:
             return str(context_id)
     return None
+
+
+def status_time(status: TaskStatus) -> float:
+    """When ``status`` was set, epoch seconds: its ``timestamp`` (UTC when it names no
+    zone), or now when it has none. ListTasks orders tasks by it, latest first (v1.0.1
+    §3.1.4); every store keeps a task at the latest status time it has seen."""
+    stamp = status.timestamp
+    if stamp:
+        try:
+            when = datetime.fromisoformat(stamp)
+        except ValueError:
+            return time.time()
+        return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
+    return time.time()

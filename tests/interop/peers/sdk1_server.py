@@ -3,7 +3,10 @@
 default: no v0.3 compatibility) on JSON-RPC, HTTP+JSON and gRPC, for the interop suite.
 It understands the same first words as parley's interop agent (``tests/interop/agents.py``).
 
-    python sdk1_server.py --port N --grpc-port M
+    python sdk1_server.py --port N --grpc-port M [--push]
+
+With ``--push`` it declares push notifications and keeps configs in the SDK's in-memory
+config store (its documented set-up; nothing is posted in the tests that use it).
 
 The card (at ``/.well-known/agent-card.json``) is in v1.0's shape: no ``url``, only
 ``supportedInterfaces``.
@@ -21,7 +24,7 @@ from a2a.server.agent_execution import AgentExecutor, RequestContext
 from a2a.server.events import EventQueue
 from a2a.server.request_handlers import DefaultRequestHandlerV2, GrpcHandler
 from a2a.server.routes import create_agent_card_routes, create_jsonrpc_routes, create_rest_routes
-from a2a.server.tasks import InMemoryTaskStore, TaskUpdater
+from a2a.server.tasks import InMemoryPushNotificationConfigStore, InMemoryTaskStore, TaskUpdater
 from a2a.types import a2a_pb2_grpc
 from a2a.types.a2a_pb2 import (
     AgentCapabilities,
@@ -76,7 +79,7 @@ class InteropAgentExecutor(AgentExecutor):
         await updater.cancel()
 
 
-def card(base: str, grpc_port: int) -> AgentCard:
+def card(base: str, grpc_port: int, push: bool = False) -> AgentCard:
     return AgentCard(
         name="a2a-sdk 1.3 interop agent",
         description="a2a-sdk 1.3's side of the interop suite (A2A 1.0 only).",
@@ -88,21 +91,27 @@ def card(base: str, grpc_port: int) -> AgentCard:
                 url=f"127.0.0.1:{grpc_port}", protocol_binding="GRPC", protocol_version="1.0"
             ),
         ],
-        capabilities=AgentCapabilities(streaming=True, extended_agent_card=True),
+        capabilities=AgentCapabilities(
+            streaming=True, extended_agent_card=True, push_notifications=push
+        ),
         default_input_modes=["text/plain"],
         default_output_modes=["text/plain"],
         skills=[AgentSkill(id="echo", name="Echo", description="Echoes text.", tags=["echo"])],
     )
 
 
-async def serve(port: int, grpc_port: int) -> None:
+async def serve(port: int, grpc_port: int, push: bool) -> None:
     base = f"http://127.0.0.1:{port}"
-    public = card(base, grpc_port)
+    public = card(base, grpc_port, push)
     extended = AgentCard()
     extended.CopyFrom(public)
     extended.name = "a2a-sdk 1.3 interop agent (extended)"
     handler = DefaultRequestHandlerV2(
-        InteropAgentExecutor(), InMemoryTaskStore(), public, extended_agent_card=extended
+        InteropAgentExecutor(),
+        InMemoryTaskStore(),
+        public,
+        push_config_store=InMemoryPushNotificationConfigStore() if push else None,
+        extended_agent_card=extended,
     )
     routes = [
         *create_agent_card_routes(public),
@@ -126,8 +135,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--grpc-port", type=int, required=True)
+    parser.add_argument("--push", action="store_true")
     options = parser.parse_args()
-    asyncio.run(serve(options.port, options.grpc_port))
+    asyncio.run(serve(options.port, options.grpc_port, options.push))
 
 
 main()

@@ -1,8 +1,10 @@
 """The v1.0 data model at the edge: parley's core objects <-> v1.0 ProtoJSON.
 
-The core is the v0.3 model (``parley.types``); v1.0 is a dialect translated here, on wire
-dicts (camelCase): the core's ``to_wire()`` form on one side, the ProtoJSON form of
-``lf.a2a.v1`` on the other. What differs (v1.0.1 "what's new"):
+The core is the v0.3 model (``parley.types``); v1.0 is a dialect translated here. Out:
+core objects -> ProtoJSON dicts of ``lf.a2a.v1``, read from the objects' attributes (no
+``to_wire()`` detour: this is the hot path of every v1.0 result and stream event). In:
+ProtoJSON as received -> the core's wire form (camelCase dicts), which the core model
+validates in one pass. What differs (v1.0.1 "what's new"):
 
 - parts carry no ``kind``: ``text``, ``raw`` (bytes, base64 in JSON), ``url`` or ``data``
   is set, with ``mediaType`` and ``filename`` beside it (v0.3's ``file.mimeType`` and
@@ -23,12 +25,25 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from datetime import UTC, datetime
 from typing import Any
 
 from parley.protocol._errors import ConversionError
 from parley.protocol._states import is_final
-from parley.types import TaskState
+from parley.types import (
+    Artifact,
+    DataPart,
+    Event,
+    FileWithUri,
+    Message,
+    Part,
+    Task,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
 
 Wire = dict[str, Any]
 
@@ -37,10 +52,29 @@ _STATES[TaskState.unknown] = "TASK_STATE_UNSPECIFIED"
 _STATES_BACK = {name: state.value for state, name in _STATES.items()}
 _ROLES = {"user": "ROLE_USER", "agent": "ROLE_AGENT"}
 _ROLES_BACK = {name: role for role, name in _ROLES.items()}
+_EMPTY: tuple[Any, ...] = (None, "", [])
 
 
 def _copy(source: Wire, *names: str) -> Wire:
     return {name: source[name] for name in names if source.get(name) not in (None, "", [])}
+
+
+def take(source: Wire, *names: str) -> Wire:
+    """The fields ``names`` (camelCase) of a ProtoJSON object as received, each under its
+    camelCase or its proto (snake_case) name; unset (empty) ones left out."""
+    out: Wire = {}
+    for name in names:
+        value = source.get(name)
+        if value is None:
+            value = source.get(_snake(name))
+        if value not in _EMPTY:
+            out[name] = value
+    return out
+
+
+@functools.cache
+def _snake(name: str) -> str:
+    return "".join(f"_{char.lower()}" if char.isupper() else char for char in name)
 
 
 def _moment(text: str) -> datetime:
@@ -54,6 +88,8 @@ def _moment(text: str) -> datetime:
 def timestamp(text: str) -> str:
     """``text`` (ISO 8601) as RFC 3339 in UTC with a ``Z``, to the microsecond (parley's
     own precision, so a time makes the round trip through v1.0 unchanged)."""
+    if len(text) == 32 and text.endswith("+00:00") and text[10] == "T":
+        return text[:26] + "Z"  # already the core's own form (server/_ids.now)
     return _moment(text).isoformat(timespec="microseconds").replace("+00:00", "Z")
 
 
@@ -73,23 +109,21 @@ def state_from_v1(name: str) -> str:
 # -- parts -------------------------------------------------------------------------------
 
 
-def part_to_v1(part: Wire) -> Wire:
-    kind = part.get("kind")
-    out: Wire = _copy(part, "metadata")
-    if kind == "text":
-        out["text"] = part["text"]
-    elif kind == "data":
-        out["data"] = part["data"]
+def part_to_v1(part: Part) -> Wire:
+    out: Wire
+    if isinstance(part, TextPart):
+        out = {"text": part.text}
+    elif isinstance(part, DataPart):
+        out = {"data": part.data}
     else:
-        file = part["file"]
-        if "uri" in file:
-            out["url"] = file["uri"]
-        else:
-            out["raw"] = _base64(file["bytes"])
-        if file.get("mimeType"):
-            out["mediaType"] = file["mimeType"]
-        if file.get("name"):
-            out["filename"] = file["name"]
+        file = part.file
+        out = {"url": file.uri} if isinstance(file, FileWithUri) else {"raw": _base64(file.bytes)}
+        if file.mime_type:
+            out["mediaType"] = file.mime_type
+        if file.name:
+            out["filename"] = file.name
+    if part.metadata is not None:
+        out["metadata"] = part.metadata
     return out
 
 
@@ -103,61 +137,135 @@ def _base64(text: str) -> str:
     return text
 
 
-def part_from_v1(part: Wire) -> Wire:
-    out: Wire = {"kind": "text"}
-    out.update(_copy(part, "metadata"))
-    if "text" in part:
-        out["text"] = part["text"]
-        return out
-    if "data" in part:
-        if not isinstance(part["data"], dict):
-            raise ConversionError("a data part must hold a JSON object")
-        out.update(kind="data", data=part["data"])
-        return out
-    file: Wire = {}
-    if "url" in part:
-        file["uri"] = part["url"]
-    elif "raw" in part:
-        file["bytes"] = part["raw"]
-    else:
+def part_from_v1(part: Any) -> Wire:
+    """A v1.0 ``Part`` as the core's part; reads ProtoJSON as received (either field
+    spelling, ``null`` as unset) and refuses a part that sets no content or more than one."""
+    if not isinstance(part, dict):
+        raise ConversionError("a Part must be a JSON object")
+    get = part.get
+    text, raw, url, data = get("text"), get("raw"), get("url"), get("data")
+    given = (text is not None) + (raw is not None) + (url is not None) + (data is not None)
+    if given != 1:
+        if given:
+            raise ConversionError("a Part sets more than one of text, raw, url and data")
         raise ConversionError("a Part has none of text, raw, url or data set")
-    if part.get("mediaType"):
-        file["mimeType"] = part["mediaType"]
+    out: Wire
+    if text is not None:
+        if not isinstance(text, str):
+            raise ConversionError("a Part's text must be a string")
+        out = {"kind": "text", "text": text}
+    elif data is not None:
+        if not isinstance(data, dict):
+            raise ConversionError("a data part must hold a JSON object")
+        out = {"kind": "data", "data": data}
+    else:
+        out = {"kind": "file", "file": _file_from_v1(part, url, raw)}
+    metadata = get("metadata")
+    if metadata is not None:
+        out["metadata"] = metadata
+    return out
+
+
+def _file_from_v1(part: Wire, url: Any, raw: Any) -> Wire:
+    file: Wire
+    if url is not None:
+        if not isinstance(url, str):
+            raise ConversionError("a Part's url must be a string")
+        file = {"uri": url}
+    else:
+        file = {"bytes": _standard_base64(raw)}
+    media_type = part.get("mediaType", part.get("media_type"))
+    if media_type:
+        file["mimeType"] = media_type
     if part.get("filename"):
         file["name"] = part["filename"]
-    out.update(kind="file", file=file)
-    return out
+    return file
+
+
+_URLSAFE = str.maketrans("-_", "+/")
+
+
+def _standard_base64(text: Any) -> str:
+    """ProtoJSON ``bytes`` (standard or URL-safe base64, padding optional) as standard
+    base64, the core's form."""
+    if not isinstance(text, str):
+        raise ConversionError("a Part's raw must be base64 text")
+    try:
+        base64.b64decode(text, validate=True)
+        return text
+    except (binascii.Error, ValueError):
+        pass
+    try:
+        standard = text.rstrip("=").translate(_URLSAFE)
+        data = base64.b64decode(standard + "=" * (-len(standard) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        raise ConversionError("a Part's raw is not base64") from None
+    return base64.b64encode(data).decode()
 
 
 # -- messages, tasks ---------------------------------------------------------------------
 
-_MESSAGE_FIELDS = ("messageId", "contextId", "taskId", "metadata", "extensions")
 
-
-def message_to_v1(message: Wire) -> Wire:
-    out = _copy(message, *_MESSAGE_FIELDS, "referenceTaskIds")
-    out["role"] = _ROLES[message["role"]]
-    out["parts"] = [part_to_v1(part) for part in message["parts"]]
+def message_to_v1(message: Message) -> Wire:
+    out: Wire = {"messageId": message.message_id} if message.message_id else {}
+    if message.context_id:
+        out["contextId"] = message.context_id
+    if message.task_id:
+        out["taskId"] = message.task_id
+    out["role"] = _ROLES[message.role]
+    out["parts"] = [part_to_v1(part) for part in message.parts]
+    if message.metadata is not None:
+        out["metadata"] = message.metadata
+    if message.extensions:
+        out["extensions"] = message.extensions
+    if message.reference_task_ids:
+        out["referenceTaskIds"] = message.reference_task_ids
     return out
 
 
-def message_from_v1(message: Wire) -> Wire:
-    out = _copy(message, *_MESSAGE_FIELDS, "referenceTaskIds")
-    role = _ROLES_BACK.get(message.get("role", ""))
+_NOT_PASSED = frozenset({"role", "parts", "kind"})
+_ROLE_NUMBERS = {1: "user", 2: "agent"}
+
+
+def message_from_v1(message: Any) -> Wire:
+    """A v1.0 ``Message`` as the core's wire form. Read as received: the fields the two
+    versions share pass through under either spelling (the core model takes both), unset
+    (empty) values are left out as ProtoJSON's defaults."""
+    if not isinstance(message, dict):
+        raise ConversionError("a Message must be a JSON object")
+    out = {
+        name: value
+        for name, value in message.items()
+        if name not in _NOT_PASSED and value not in _EMPTY
+    }
+    role = message.get("role")
+    if isinstance(role, str):
+        role = _ROLES_BACK.get(role)
+    elif isinstance(role, int):
+        role = _ROLE_NUMBERS.get(role)
+    else:
+        role = None
     if role is None:
         raise ConversionError("a Message needs a role (ROLE_USER or ROLE_AGENT)")
-    out.update(kind="message", role=role)
-    out["parts"] = [part_from_v1(part) for part in message.get("parts", ())]
-    out.setdefault("messageId", "")
+    out["kind"] = "message"
+    out["role"] = role
+    parts = message.get("parts")
+    if parts is None:
+        parts = ()
+    elif not isinstance(parts, list):
+        raise ConversionError("a Message's parts must be a list")
+    out["parts"] = [part_from_v1(part) for part in parts]
+    if "messageId" not in out and "message_id" not in out:
+        out["messageId"] = ""
     return out
 
 
-def status_to_v1(status: Wire) -> Wire:
-    out: Wire = {"state": state_to_v1(status["state"])}
-    if status.get("message"):
-        out["message"] = message_to_v1(status["message"])
-    if status.get("timestamp"):
-        out["timestamp"] = timestamp(status["timestamp"])
+def status_to_v1(status: TaskStatus) -> Wire:
+    out: Wire = {"state": _STATES[status.state]}
+    if status.message is not None:
+        out["message"] = message_to_v1(status.message)
+    if status.timestamp:
+        out["timestamp"] = timestamp(status.timestamp)
     return out
 
 
@@ -170,9 +278,17 @@ def status_from_v1(status: Wire) -> Wire:
     return out
 
 
-def artifact_to_v1(artifact: Wire) -> Wire:
-    out = _copy(artifact, "artifactId", "name", "description", "metadata", "extensions")
-    out["parts"] = [part_to_v1(part) for part in artifact["parts"]]
+def artifact_to_v1(artifact: Artifact) -> Wire:
+    out: Wire = {"artifactId": artifact.artifact_id} if artifact.artifact_id else {}
+    if artifact.name:
+        out["name"] = artifact.name
+    if artifact.description:
+        out["description"] = artifact.description
+    if artifact.metadata is not None:
+        out["metadata"] = artifact.metadata
+    if artifact.extensions:
+        out["extensions"] = artifact.extensions
+    out["parts"] = [part_to_v1(part) for part in artifact.parts]
     return out
 
 
@@ -183,13 +299,17 @@ def artifact_from_v1(artifact: Wire) -> Wire:
     return out
 
 
-def task_to_v1(task: Wire) -> Wire:
-    out = _copy(task, "id", "contextId", "metadata")
-    out["status"] = status_to_v1(task["status"])
-    if task.get("artifacts"):
-        out["artifacts"] = [artifact_to_v1(item) for item in task["artifacts"]]
-    if task.get("history"):
-        out["history"] = [message_to_v1(item) for item in task["history"]]
+def task_to_v1(task: Task) -> Wire:
+    out: Wire = {"id": task.id} if task.id else {}
+    if task.context_id:
+        out["contextId"] = task.context_id
+    if task.metadata is not None:
+        out["metadata"] = task.metadata
+    out["status"] = status_to_v1(task.status)
+    if task.artifacts:
+        out["artifacts"] = [artifact_to_v1(item) for item in task.artifacts]
+    if task.history:
+        out["history"] = [message_to_v1(item) for item in task.history]
     return out
 
 
@@ -207,19 +327,25 @@ def task_from_v1(task: Wire) -> Wire:
 # -- events ------------------------------------------------------------------------------
 
 
-def event_to_v1(event: Wire) -> Wire:
+def event_to_v1(event: Event) -> Wire:
     """A core event as the ``StreamResponse`` one-of that carries it."""
-    kind = event["kind"]
-    if kind == "task":
+    if isinstance(event, Task):
         return {"task": task_to_v1(event)}
-    if kind == "message":
+    if isinstance(event, Message):
         return {"message": message_to_v1(event)}
-    out = _copy(event, "taskId", "contextId", "metadata")
-    if kind == "status-update":
-        out["status"] = status_to_v1(event["status"])
+    out: Wire = {"taskId": event.task_id} if event.task_id else {}
+    if event.context_id:
+        out["contextId"] = event.context_id
+    if event.metadata is not None:
+        out["metadata"] = event.metadata
+    if isinstance(event, TaskStatusUpdateEvent):
+        out["status"] = status_to_v1(event.status)
         return {"statusUpdate": out}
-    out["artifact"] = artifact_to_v1(event["artifact"])
-    out.update(_copy(event, "append", "lastChunk"))
+    out["artifact"] = artifact_to_v1(event.artifact)
+    if event.append is not None:
+        out["append"] = event.append
+    if event.last_chunk is not None:
+        out["lastChunk"] = event.last_chunk
     return {"artifactUpdate": out}
 
 
@@ -256,13 +382,18 @@ def push_config_to_v1(task_id: str, config: Wire) -> Wire:
     return out
 
 
-def push_config_from_v1(config: Wire) -> Wire:
+def push_config_from_v1(config: Any) -> Wire:
     """A flat v1.0 config as the core's ``PushNotificationConfig`` (without the task)."""
-    out = _copy(config, "id", "url", "token")
+    if not isinstance(config, dict):
+        raise ConversionError("a push notification config must be a JSON object")
+    out = take(config, "id", "url", "token")
     authentication = config.get("authentication")
-    if authentication and authentication.get("scheme"):
-        out["authentication"] = {"schemes": [authentication["scheme"]]}
-        out["authentication"].update(_copy(authentication, "credentials"))
+    if authentication is not None:
+        if not isinstance(authentication, dict):
+            raise ConversionError("authentication must be a JSON object")
+        if authentication.get("scheme"):
+            out["authentication"] = {"schemes": [authentication["scheme"]]}
+            out["authentication"].update(take(authentication, "credentials"))
     return out
 
 
@@ -270,8 +401,8 @@ def task_push_config_to_v1(config: Wire) -> Wire:
     return push_config_to_v1(config["taskId"], config["pushNotificationConfig"])
 
 
-def task_push_config_from_v1(config: Wire) -> Wire:
+def task_push_config_from_v1(config: Any) -> Wire:
     return {
-        "taskId": config.get("taskId", ""),
+        "taskId": take(config, "taskId").get("taskId", ""),
         "pushNotificationConfig": push_config_from_v1(config),
     }

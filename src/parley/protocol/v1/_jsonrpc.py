@@ -6,10 +6,10 @@ dialect has them)."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import to_json
 
 from parley.protocol._dialect import Dialect, DialectMethod
 from parley.protocol._errors import A2AError, ConversionError, InvalidParamsError, shorten
@@ -19,12 +19,8 @@ from parley.protocol.v1._operations import (
     V1_OPERATIONS,
     V1Operation,
     decode_request,
-    encode_result,
+    encode_json,
 )
-
-
-def _dumps(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def _method(operation: V1Operation) -> DialectMethod:
@@ -43,13 +39,14 @@ def _method(operation: V1Operation) -> DialectMethod:
             raise InvalidParamsError.from_validation(name, error) from None
 
     def encode(result: Any, params: Any = None) -> bytes:
-        return _dumps(encode_result(operation, result))
+        return encode_json(operation, result)
 
     return DialectMethod(operation.core, decode, encode)
 
 
 def _encode_error(error: A2AError) -> bytes:
-    return _dumps(jsonrpc_error(error))
+    data: bytes = to_json(jsonrpc_error(error))
+    return data
 
 
 DIALECT = Dialect(

@@ -4,9 +4,10 @@ params and result (v1.0.1 §5.3, §9.4, §10.4, §11.3).
 
 Every v1.0 binding on both sides goes through ``decode_request`` (a request as ProtoJSON
 or a proto message -> the core params model) and ``encode_result`` (a core result -> its
-ProtoJSON dict); the client through ``encode_params`` and ``decode_result``. Requests are
-read through the proto message, so ProtoJSON's rules (enum names or numbers, either field
-spelling, timestamps) hold and a field of the wrong type is refused with its name.
+ProtoJSON dict); the client through ``encode_params`` and ``decode_result``. On the JSON
+bindings requests are read as received (``_requests``: ProtoJSON's rules, no proto
+message) and results built from the core objects, the hot path of v1.0; gRPC reads its
+messages through the same readers and sends what ``to_proto`` makes of the results.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from google.protobuf.message import Message as ProtoMessage
 from pydantic import TypeAdapter
+from pydantic_core import to_json
 
 from parley.protocol._cards import card_from_v1, card_to_v1
 from parley.protocol._errors import ConversionError
 from parley.protocol._operations import BY_NAME, LIST_TASKS, OPERATIONS, Operation
 from parley.protocol.protobuf._load import empty_pb2
+from parley.protocol.v1 import _requests as requests
 from parley.protocol.v1._data import (
     Wire,
     _copy,
@@ -28,9 +32,7 @@ from parley.protocol.v1._data import (
     event_to_v1,
     message_from_v1,
     message_to_v1,
-    push_config_from_v1,
     push_config_to_v1,
-    state_from_v1,
     state_to_v1,
     task_from_v1,
     task_push_config_from_v1,
@@ -38,7 +40,7 @@ from parley.protocol.v1._data import (
     task_to_v1,
 )
 from parley.protocol.v1._load import json_format, pb1
-from parley.types import Event, ListTasksResult
+from parley.types import Event, ListTasksResult, Message, MessageSendParams, Task
 
 _EVENT = TypeAdapter[Any](Event)
 _MAX_EXACT_INT = 2**53
@@ -59,10 +61,11 @@ class V1Operation:
     request: Any
     response: Any
     params_from_v1: Callable[[Wire], Wire | None]
-    """Request (ProtoJSON dict) -> the core params in wire form."""
-    params_to_v1: Callable[[Wire], Wire]
+    """Request (ProtoJSON as received) -> the core params in wire form."""
+    params_to_v1: Callable[[Any], Wire]
+    """Core params (a model, or ``None``) -> request ProtoJSON dict (client side)."""
     result_to_v1: Callable[[Any], Wire]
-    """Core result in wire form (or ``None``, a list) -> response ProtoJSON dict."""
+    """Core result (a model, a list of models, or ``None``) -> response ProtoJSON dict."""
     result_from_v1: Callable[[Wire], Any]
 
     @property
@@ -73,25 +76,14 @@ class V1Operation:
 # -- params ------------------------------------------------------------------------------
 
 
-def _send_from_v1(request: Wire) -> Wire:
-    if not request.get("message"):
-        raise ConversionError("SendMessageRequest needs a message")
-    out: Wire = {"message": message_from_v1(request["message"])}
-    out.update(_copy(request, "metadata"))
-    config = request.get("configuration")
-    if config is not None:
-        core: Wire = _copy(config, "acceptedOutputModes", "historyLength")
-        core["blocking"] = not config.get("returnImmediately", False)
-        if config.get("taskPushNotificationConfig"):
-            core["pushNotificationConfig"] = push_config_from_v1(
-                config["taskPushNotificationConfig"]
-            )
-        out["configuration"] = core
-    return out
+def _wired(convert: Callable[[Wire], Wire]) -> Callable[[Any], Wire]:
+    """``convert`` of a model's wire form (a model, or ``None`` as ``{}``)."""
+    return lambda model: convert({} if model is None else model.to_wire())
 
 
-def _send_to_v1(params: Wire) -> Wire:
-    out: Wire = {"message": message_to_v1(params["message"])}
+def _send_to_v1(model: MessageSendParams) -> Wire:
+    out: Wire = {"message": message_to_v1(model.message)}
+    params = model.to_wire()
     out.update(_copy(params, "metadata"))
     config = params.get("configuration")
     if config is not None:
@@ -107,9 +99,9 @@ def _send_to_v1(params: Wire) -> Wire:
     return out
 
 
-def _list_tasks_from_v1(request: Wire) -> Wire:
+def _list_tasks_to_v1(params: Wire) -> Wire:
     out = _copy(
-        request,
+        params,
         "contextId",
         "pageSize",
         "pageToken",
@@ -118,24 +110,17 @@ def _list_tasks_from_v1(request: Wire) -> Wire:
         "statusTimestampAfter",
         "tenant",
     )
-    if request.get("status") and request["status"] != "TASK_STATE_UNSPECIFIED":
-        out["status"] = state_from_v1(request["status"])
-    return out
-
-
-def _list_tasks_to_v1(params: Wire) -> Wire:
-    out = _list_tasks_from_v1({key: value for key, value in params.items() if key != "status"})
     if params.get("status"):
         out["status"] = state_to_v1(params["status"])
     return out
 
 
-def _list_result_to_v1(result: Wire) -> Wire:
+def _list_result_to_v1(result: ListTasksResult) -> Wire:
     return {
-        "tasks": [task_to_v1(task) for task in result["tasks"]],
-        "nextPageToken": result.get("nextPageToken", ""),
-        "pageSize": result["pageSize"],
-        "totalSize": result["totalSize"],
+        "tasks": [task_to_v1(task) for task in result.tasks],
+        "nextPageToken": result.next_page_token,
+        "pageSize": result.page_size,
+        "totalSize": result.total_size,
     }
 
 
@@ -150,8 +135,8 @@ def _list_result_from_v1(result: Wire) -> ListTasksResult:
     )
 
 
-def _send_result_to_v1(result: Wire) -> Wire:
-    if result.get("kind") == "message":
+def _send_result_to_v1(result: Task | Message) -> Wire:
+    if isinstance(result, Message):
         return {"message": message_to_v1(result)}
     return {"task": task_to_v1(result)}
 
@@ -162,14 +147,6 @@ def _send_result_from_v1(result: Wire) -> Any:
     if "task" in result:
         return _EVENT.validate_python(task_from_v1(result["task"]))
     raise ConversionError("SendMessageResponse has neither a task nor a message")
-
-
-def _task_id(request: Wire) -> Wire:
-    return {"id": request.get("id", "")}
-
-
-def _config_ids(request: Wire) -> Wire:
-    return {"id": request.get("taskId", ""), "pushNotificationConfigId": request.get("id", "")}
 
 
 def _config_ids_to_v1(params: Wire) -> Wire:
@@ -208,7 +185,7 @@ def _event_result() -> dict[str, Any]:
 
 def _config_result() -> dict[str, Any]:
     return {
-        "result_to_v1": task_push_config_to_v1,
+        "result_to_v1": _wired(task_push_config_to_v1),
         "result_from_v1": lambda data: _model(BY_NAME["get_push_config"])(
             task_push_config_from_v1(data)
         ),
@@ -225,7 +202,7 @@ def _send(name: str, method: str, path: str, response: Any, **results: Any) -> V
         method,
         pb1.SendMessageRequest,
         response,
-        _send_from_v1,
+        requests.send_from_v1,
         _send_to_v1,
         **results,
     )
@@ -256,8 +233,8 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         "GetTask",
         pb1.GetTaskRequest,
         pb1.Task,
-        lambda r: {**_task_id(r), **_copy(r, "historyLength")},
-        lambda p: {"id": p["id"], **_copy(p, "historyLength")},
+        requests.task_query,
+        _wired(lambda p: {"id": p["id"], **_copy(p, "historyLength")}),
         **_task_result(),
     ),
     _row(
@@ -269,8 +246,8 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         "ListTasks",
         pb1.ListTasksRequest,
         pb1.ListTasksResponse,
-        _list_tasks_from_v1,
-        _list_tasks_to_v1,
+        requests.list_tasks_from_v1,
+        _wired(_list_tasks_to_v1),
         _list_result_to_v1,
         _list_result_from_v1,
     ),
@@ -283,8 +260,8 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         "CancelTask",
         pb1.CancelTaskRequest,
         pb1.Task,
-        lambda r: {**_task_id(r), **_copy(r, "metadata")},
-        lambda p: {"id": p["id"], **_copy(p, "metadata")},
+        requests.cancel,
+        _wired(lambda p: {"id": p["id"], **_copy(p, "metadata")}),
         **_task_result(),
     ),
     _row(
@@ -296,8 +273,8 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         "SubscribeToTask",
         pb1.SubscribeToTaskRequest,
         pb1.StreamResponse,
-        _task_id,
-        lambda p: {"id": p["id"]},
+        requests.task_id,
+        _wired(lambda p: {"id": p["id"]}),
         **_event_result(),
     ),
     _row(
@@ -310,7 +287,7 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         pb1.TaskPushNotificationConfig,
         pb1.TaskPushNotificationConfig,
         task_push_config_from_v1,
-        task_push_config_to_v1,
+        _wired(task_push_config_to_v1),
         **_config_result(),
     ),
     _row(
@@ -322,8 +299,8 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         "GetTaskPushNotificationConfig",
         pb1.GetTaskPushNotificationConfigRequest,
         pb1.TaskPushNotificationConfig,
-        _config_ids,
-        _config_ids_to_v1,
+        requests.config_ids,
+        _wired(_config_ids_to_v1),
         **_config_result(),
     ),
     _row(
@@ -335,9 +312,9 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         "ListTaskPushNotificationConfigs",
         pb1.ListTaskPushNotificationConfigsRequest,
         pb1.ListTaskPushNotificationConfigsResponse,
-        lambda r: {"id": r.get("taskId", "")},
-        lambda p: {"taskId": p["id"]},
-        lambda result: {"configs": [task_push_config_to_v1(item) for item in result]},
+        requests.config_task,
+        _wired(lambda p: {"taskId": p["id"]}),
+        lambda result: {"configs": [task_push_config_to_v1(item.to_wire()) for item in result]},
         lambda data: [
             _model(BY_NAME["get_push_config"])(task_push_config_from_v1(item))
             for item in data.get("configs", ())
@@ -352,8 +329,8 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         "DeleteTaskPushNotificationConfig",
         pb1.DeleteTaskPushNotificationConfigRequest,
         empty_pb2.Empty,
-        _config_ids,
-        _config_ids_to_v1,
+        requests.config_ids,
+        _wired(_config_ids_to_v1),
         lambda _: {},
         lambda _: None,
     ),
@@ -368,7 +345,7 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         pb1.AgentCard,
         lambda _: None,
         lambda _: {},
-        card_to_v1,
+        lambda card: card_to_v1(card.to_wire()),
         lambda data: _model(BY_NAME["get_extended_card"])(card_from_v1(data)),
     ),
 )
@@ -393,46 +370,35 @@ def plain(data: Any) -> Any:
     return data
 
 
-def _check_status_filter(request: Wire, message: Any) -> None:
-    """ProtoJSON skips an enum name it does not know when unknown fields are ignored; for
-    ListTasks' ``status`` that would list every task: refuse it instead."""
-    given = request.get("status")
-    if (
-        given in (None, "", 0, "TASK_STATE_UNSPECIFIED")
-        or "status" not in message.DESCRIPTOR.fields_by_name
-    ):
-        return
-    if not message.status:
-        raise ConversionError("status is not a TaskState name (TASK_STATE_WORKING, ...)")
-
-
 def decode_request(operation: V1Operation, request: Any) -> Any:
-    """The core params (a model, or ``None``) of a v1.0 request: a ProtoJSON dict, or the
-    request proto message. Raises ``ConversionError`` for what does not fit the proto,
+    """The core params (a model, or ``None``) of a v1.0 request: its ProtoJSON as parsed
+    (read straight into the core's shapes, ``parley.protocol.v1._requests``) or the
+    request proto message (gRPC). Raises ``ConversionError`` for what does not fit v1.0,
     pydantic's ``ValidationError`` for what does not fit the core."""
-    if isinstance(request, dict):
-        message = operation.request()
-        try:
-            json_format.ParseDict(request, message, ignore_unknown_fields=True)
-        except json_format.ParseError as error:
-            raise ConversionError(str(error)) from None
-        _check_status_filter(request, message)
-        request = message
-    wire = operation.params_from_v1(plain(json_format.MessageToDict(request)))
+    if isinstance(request, ProtoMessage):
+        request = plain(json_format.MessageToDict(request))
+    elif not isinstance(request, dict):
+        raise ConversionError(f"{operation.request.DESCRIPTOR.name} must be a JSON object")
+    wire = operation.params_from_v1(request)
     params = operation.core.params
     return None if params is None or wire is None else params.model_validate(wire)
 
 
 def encode_result(operation: V1Operation, result: Any) -> Wire:
-    """A core result (model, list of models or ``None``) as the response's ProtoJSON."""
-    if isinstance(result, list):
-        return operation.result_to_v1([item.to_wire() for item in result])
-    return operation.result_to_v1(None if result is None else result.to_wire())
+    """A core result (model, list of models or ``None``) as the response's ProtoJSON,
+    built from the core objects (no detour through their wire form)."""
+    return operation.result_to_v1(result)
+
+
+def encode_json(operation: V1Operation, result: Any) -> bytes:
+    """``encode_result`` as JSON bytes: what the JSON-RPC and HTTP+JSON bindings send."""
+    data: bytes = to_json(operation.result_to_v1(result))
+    return data
 
 
 def encode_params(operation: V1Operation, params: Any) -> Wire:
     """Core params (a model or ``None``) as the v1.0 request's ProtoJSON (client side)."""
-    return operation.params_to_v1({} if params is None else params.to_wire())
+    return operation.params_to_v1(params)
 
 
 def decode_result(operation: V1Operation, data: Any) -> Any:

@@ -23,7 +23,6 @@ gets a plain ``application/json`` error.
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs
@@ -39,9 +38,7 @@ from parley.protocol import (
     A2AError,
     Dialect,
     DialectMethod,
-    InvalidParamsError,
     InvalidRequestError,
-    JSONParseError,
     MethodNotFoundError,
     Operation,
     PermissionDeniedError,
@@ -65,12 +62,13 @@ from parley.server.bindings._http import (
     call_context,
     declares_json,
     read_body,
+    read_json,
     send_body,
     send_sse_error,
     stream_sse,
     version_asked,
 )
-from parley.types import A2ARequest, AgentCard, Event, Task, TaskQueryParams
+from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
 
 _REQUEST = TypeAdapter[Any](A2ARequest)
 _NO_ID = object()
@@ -91,6 +89,17 @@ def failure(request_id: Any, error: A2AError, dialect: Dialect = V0_3) -> bytes:
 
 def envelope(request_id: Any, member: bytes, value: bytes) -> bytes:
     return b'{"jsonrpc":"2.0","id":%s,"%s":%s}' % (to_json(request_id), member, value)
+
+
+def results(request_id: Any, encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """The encoder of a stream's events: each the JSON-RPC success response of
+    ``request_id`` with ``encode(event)`` as its result, the envelope built once."""
+    head = b'{"jsonrpc":"2.0","id":%s,"result":' % to_json(request_id)
+
+    def encode_event(event: Any) -> bytes:
+        return b"%s%s}" % (head, encode(event))
+
+    return encode_event
 
 
 class JSONRPCBinding:
@@ -157,12 +166,10 @@ class JSONRPCBinding:
         if operation.streaming:
             request_id = request.id
 
-            def encode(event: Event) -> bytes:
-                return success(request_id, event)
-
             def encode_error(problem: Exception) -> bytes:
                 return failure(request_id, as_a2a_error(problem))
 
+            encode = results(request_id, A2AModel.to_json)
             await stream_sse(receive, send, result, encode, encode_error)
         else:
             await send_body(send, 200, success(request.id, result))
@@ -184,8 +191,9 @@ class JSONRPCBinding:
             except A2AError as error:
                 raise _Refused(request_id, error) from None
             entry = dialect.methods.get(method)
-            if dialect.name == V1_0 and isinstance(params, dict):
-                tenant = params.get("tenant")
+            if dialect.name == V1_0:
+                call.protocol_version = V1_0
+                tenant = params.get("tenant") if isinstance(params, dict) else None
                 call.tenant = tenant if isinstance(tenant, str) and tenant else None
             if entry is None:
                 missing = MethodNotFoundError(f"Method not found: {shorten(method)}")
@@ -240,13 +248,10 @@ class JSONRPCBinding:
             def encode_event(event: Any) -> bytes:
                 return entry.encode(event, params)
 
-        def encode(event: Event) -> bytes:
-            return envelope(request_id, b"result", encode_event(event))
-
         def encode_error(problem: Exception) -> bytes:
             return failure(request_id, as_a2a_error(problem), dialect)
 
-        await stream_sse(receive, send, events, encode, encode_error)
+        await stream_sse(receive, send, events, results(request_id, encode_event), encode_error)
 
 
 def refusal(error: A2AError, scope: Scope) -> bytes:
@@ -298,11 +303,9 @@ def parse(body: bytes) -> tuple[Any, str, Any]:
     """The ``id``, ``method`` and ``params`` of a request body, its envelope checked (spec
     8.1). Raises ``_Refused`` with the error and the id to answer with."""
     try:
-        raw = json.loads(body)
-    except ValueError as error:
-        raise _Refused(None, JSONParseError.from_decode(error)) from None
-    except RecursionError:
-        raise _Refused(None, InvalidParamsError.too_deep()) from None
+        raw = read_json(body)
+    except A2AError as error:
+        raise _Refused(None, error) from None
     if not isinstance(raw, dict):
         raise _Refused(None, InvalidRequestError("A JSON-RPC request must be a JSON object"))
     request_id = raw.get("id", _NO_ID)

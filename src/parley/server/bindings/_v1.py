@@ -14,7 +14,6 @@ error after a stream started is its last event, sent as ``event: error``.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 from urllib.parse import parse_qsl
 
@@ -23,14 +22,13 @@ from starlette.types import Receive, Scope, Send
 from parley.protocol import (
     A2AError,
     InvalidRequestError,
-    JSONParseError,
     MethodNotFoundError,
 )
 from parley.protocol.v1 import (
     V1_OPERATIONS,
     V1Operation,
     decode_request,
-    encode_result,
+    encode_json,
     rest_error_body,
 )
 from parley.server._handler import RequestHandler
@@ -40,6 +38,7 @@ from parley.server.bindings._http import (
     ClientGone,
     call_context,
     read_body,
+    read_json,
     route_table,
     send_body,
     stream_sse,
@@ -116,11 +115,11 @@ class RESTv1:
             await fail(send, as_a2a_error(error))
             return
         if not operation.core.streaming:
-            await send_body(send, 200, _dumps(encode_result(operation, result)))
+            await send_body(send, 200, encode_json(operation, result))
             return
 
         def encode(event: Event) -> bytes:
-            return _dumps(encode_result(operation, event))
+            return encode_json(operation, event)
 
         def encode_error(problem: Exception) -> bytes:
             return rest_error_body(as_a2a_error(problem))
@@ -134,10 +133,7 @@ def _request(
     """The request message's ProtoJSON from the body, the query and the path."""
     request: dict[str, Any] = {}
     if operation.rest_method == "POST" and body.strip():
-        try:
-            request = json.loads(body)
-        except ValueError as error:
-            raise JSONParseError.from_decode(error) from None
+        request = read_json(body)
         if not isinstance(request, dict):
             raise InvalidRequestError("The request body must be a JSON object")
     for name, value in parse_qsl(scope.get("query_string", b"").decode("latin-1")):
@@ -149,7 +145,3 @@ def _request(
     if "tenant" in path_params:
         request["tenant"] = path_params["tenant"]
     return request
-
-
-def _dumps(data: Any) -> bytes:
-    return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()

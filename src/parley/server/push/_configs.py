@@ -62,12 +62,13 @@ class PushConfigs:
             ) from None
 
     async def save(
-        self, task_id: str, config: PushNotificationConfig
+        self, task_id: str, config: PushNotificationConfig, version: str = "0.3"
     ) -> TaskPushNotificationConfig:
-        """Store a checked ``config`` for the task (its id is the task's when not given)."""
+        """Store a checked ``config`` for the task (its id is the task's when not given),
+        set in A2A ``version``: its notifications are posted in that version's shape."""
         if not config.id:
             config = config.model_copy(update={"id": task_id})
-        await self.store.set_push_config(task_id, config)
+        await self.store.set_push_config(task_id, config, version)
         return TaskPushNotificationConfig(task_id=task_id, push_notification_config=config)
 
     async def get(self, task_id: str, config_id: str | None) -> TaskPushNotificationConfig:

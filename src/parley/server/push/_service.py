@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pydantic_core import to_json
+
 from parley.protocol import apply
+from parley.protocol._versions import V1_0
 from parley.protocol.early import PUSH_CONFIG_ID, task_to_early
+from parley.protocol.v1 import event_to_v1
 from parley.server._keys import SigningKeys
 from parley.server._live import LiveTask
 from parley.server.push._configs import PushConfigs, PushSettings
@@ -42,11 +46,11 @@ class PushService:
         )
 
     async def entries(self, live: LiveTask, stored: StoredEvent) -> Sequence[OutboxEntry]:
-        config_ids = live.push_configs
-        if config_ids is None:  # read once per live task; set/delete here refresh it
-            configs = await self.configs.store.list_push_configs(live.task_id)
-            config_ids = live.push_configs = tuple(c.id or live.task_id for c in configs)
-        if not config_ids:
+        targets = live.push_configs
+        if targets is None:  # read once per live task; set/delete here refresh it
+            versions = await self.configs.store.push_config_versions(live.task_id)
+            targets = live.push_configs = tuple(versions.items())
+        if not targets:
             return ()
         # the Task as it will be once this event is folded in: the live task must not
         # change before the event is stored, so a copy is folded
@@ -54,12 +58,12 @@ class PushService:
         task = apply(current, stored.event)
         if task is None:
             return ()
-        payload = task.to_json().decode()
+        shapes: dict[str, str] = {}  # each shape made once, however many configs want it
         return [
             OutboxEntry(
-                live.task_id, config_id, stored.sequence, _payload(task, config_id, payload)
+                live.task_id, config_id, stored.sequence, _payload(task, config_id, version, shapes)
             )
-            for config_id in config_ids
+            for config_id, version in targets
         ]
 
     def wake(self) -> None:
@@ -72,9 +76,18 @@ class PushService:
         await self.worker.aclose()
 
 
-def _payload(task: Task, config_id: str, v0_3: str) -> str:
-    # A config set through the seed-002 dialect gets the task in that dialect's shape
-    # (docs/dialect-2025-early.md); every other config, the v0.3 Task.
-    if config_id == PUSH_CONFIG_ID:
-        return task_to_early(task).to_json().decode()
-    return v0_3
+def _payload(task: Task, config_id: str, version: str, shapes: dict[str, str]) -> str:
+    """The task as a config wants it: a config set in v1.0 gets a v1.0 ``StreamResponse``
+    holding the task (v1.0.1 §4.3.3), the seed-002 dialect's config (its fixed id) the
+    task in that dialect's shape (docs/dialect-2025-early.md), every other the v0.3 Task."""
+    shape = "early" if config_id == PUSH_CONFIG_ID else version
+    made = shapes.get(shape)
+    if made is None:
+        if shape == "early":
+            made = task_to_early(task).to_json().decode()
+        elif shape == V1_0:
+            made = to_json(event_to_v1(task)).decode()
+        else:
+            made = task.to_json().decode()
+        shapes[shape] = made
+    return made

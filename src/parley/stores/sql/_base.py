@@ -112,19 +112,6 @@ class SQLBase:
         writer's own connection would not see."""
 
     @property
-    def notify_channel(self) -> str | None:
-        """PostgreSQL: ``pg_notify`` this channel with ``e <sequence> <task id>`` in the
-        transaction of every append (set by a server that listens there)."""
-        writer = self.writer
-        return writer.channel if isinstance(writer, PostgresWriter) else None
-
-    @notify_channel.setter
-    def notify_channel(self, channel: str | None) -> None:
-        writer = self.writer
-        if isinstance(writer, PostgresWriter):
-            writer.channel = channel
-
-    @property
     def is_sqlite(self) -> bool:
         return self.engine.dialect.name == "sqlite"
 

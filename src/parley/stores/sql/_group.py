@@ -23,6 +23,13 @@ from parley.stores.sql._schema import events, leases, tasks
 from parley.stores.sql._writer import Statement
 
 
+def later_touched(new: Any) -> Any:
+    """A task row's ``touched`` after an upsert: the later of the stored status time
+    and ``new``'s (``status_time``; 0 when the write has no status), so a task never
+    moves back in ListTasks' order and a cursor never meets it twice."""
+    return case((new.touched > tasks.c.touched, new.touched), else_=tasks.c.touched)
+
+
 def _touch(dialect: Any) -> Any:
     upsert = dialect.insert(tasks).values(
         id=bindparam("id"),
@@ -34,7 +41,7 @@ def _touch(dialect: Any) -> Any:
     return upsert.on_conflict_do_update(
         index_elements=[tasks.c.id],
         set_={
-            "touched": upsert.excluded.touched,
+            "touched": later_touched(upsert.excluded),
             "owner": func.coalesce(tasks.c.owner, upsert.excluded.owner),  # the first stays
             "state": func.coalesce(upsert.excluded.state, tasks.c.state),
             # a task's context is known from its first event, before any snapshot (ListTasks)
@@ -60,7 +67,7 @@ def _acquire(dialect: Any) -> Any:
             "expires": take.excluded.expires,
         },
         where=(leases.c.expires <= now) | (leases.c.holder == take.excluded.holder),
-    ).returning(leases.c.token, leases.c.expires)
+    ).returning(leases.c.token, leases.c.expires, leases.c.task_id)
 
 
 def _release() -> Any:
@@ -75,6 +82,7 @@ def _save(dialect: Any) -> Any:
     names = ("id", "context_id", "state", "snapshot", "snapshot_sequence", "touched", "owner")
     upsert = dialect.insert(tasks).values({name: bindparam(name) for name in names})
     kept = {name: upsert.excluded[name] for name in names if name not in ("id", "owner")}
+    kept["touched"] = later_touched(upsert.excluded)
     return upsert.on_conflict_do_update(
         index_elements=[tasks.c.id],
         set_={**kept, "owner": func.coalesce(upsert.excluded.owner, tasks.c.owner)},
@@ -99,8 +107,11 @@ PG_TOUCH = Statement.of(_touch(postgresql), _POSTGRES)
 PG_SAVE = Statement.of(_save(postgresql), _POSTGRES)
 PG_RELEASE = Statement.of(_release(), _POSTGRES)
 PG_ACQUIRE = Statement.of(_acquire(postgresql), _POSTGRES)
-PG_NOTIFY = "SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note"
-"""One ``pg_notify`` per appending task of a batch, in the batch's transaction."""
+PG_LAST_SEQUENCES = (
+    f"SELECT {events.c.task_id.name}, max({events.c.sequence.name}) FROM {events.name} "
+    f"WHERE {events.c.task_id.name} = ANY($1::text[]) GROUP BY {events.c.task_id.name}"
+)
+"""The last stored sequence number of each task (none: no events yet)."""
 PG_LEASES = (
     f"SELECT {leases.c.task_id.name}, {leases.c.token.name} FROM {leases.name} "
     f"WHERE {leases.c.task_id.name} = ANY($1::text[]) FOR SHARE"

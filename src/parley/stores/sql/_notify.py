@@ -1,9 +1,12 @@
 """``PostgresBus``: the server's event bus over PostgreSQL ``LISTEN/NOTIFY``.
 
-One connection of the store's engine is kept for listening; notes go out with
-``pg_notify`` on any connection. If the listening connection drops, it is opened again
-and the receiver is told ``"*"`` (catch up on everything), since notes may have been
-missed meanwhile.
+One connection of the store's engine is kept for listening, one for sending. ``send``
+queues its note and returns; one sender task sends every note queued so far in one
+statement (a transaction that writes nothing, so it waits for no disk flush), outside
+the transactions that store the events: a ``NOTIFY`` in those would make their commits
+wait for each other (PostgreSQL serialises notifying commits). If the listening
+connection drops, it is opened again and the receiver is told ``"*"`` (catch up on
+everything), since notes may have been missed meanwhile.
 """
 
 from __future__ import annotations
@@ -13,13 +16,13 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 logger = logging.getLogger("parley.server")
 
 CHANNEL = "parley_events"
 _RETRY = 1.0
+_NOTIFY = "SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note"
 
 
 class PostgresBus:
@@ -30,7 +33,8 @@ class PostgresBus:
         self._channel = channel
         self._listening: asyncio.Task[None] | None = None
         self._sending: AsyncConnection | None = None
-        self._lock = asyncio.Lock()
+        self._queued: list[str] = []
+        self._sender: asyncio.Task[None] | None = None
 
     async def start(self, receive: Callable[[str], None]) -> None:
         ready = asyncio.get_running_loop().create_future()
@@ -65,23 +69,31 @@ class PostgresBus:
             await asyncio.sleep(_RETRY)
 
     async def send(self, note: str) -> None:
-        async with self._lock:
+        """Queue ``note``; the sender task sends it with the others queued meanwhile."""
+        self._queued.append(note)
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send_queued(), name="parley-bus-send")
+
+    async def _send_queued(self) -> None:
+        while self._queued:
+            notes, self._queued = self._queued, []
             try:
                 if self._sending is None:
                     self._sending = await self._engine.connect()
-                await self._sending.execute(
-                    text("SELECT pg_notify(:channel, :note)"),
-                    {"channel": self._channel, "note": note},
-                )
-                await self._sending.commit()
+                raw = await self._sending.get_raw_connection()
+                driver: Any = raw.driver_connection
+                await driver.execute(_NOTIFY, self._channel, notes)
             except Exception:
-                logger.exception("event bus: could not send a note")
+                logger.exception("event bus: could not send %d notes", len(notes))
                 sending, self._sending = self._sending, None
                 if sending is not None:
                     await sending.invalidate()
                     await sending.close()
 
     async def aclose(self) -> None:
+        sender = self._sender
+        if sender is not None and not sender.done():  # the last notes, not cut in half
+            await asyncio.wait([sender], timeout=2)
         listening, self._listening = self._listening, None
         if listening is not None:
             listening.cancel()

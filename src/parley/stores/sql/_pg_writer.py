@@ -3,18 +3,28 @@ asyncpg directly.
 
 Theory of operation
 -------------------
-``submit`` queues a write (``AppendWrite`` or ``SaveWrite``, from ``_group``) and waits.
-One drain task per store takes everything queued, writes it in one transaction with one
-statement per kind (``executemany`` of every event row, every task-row touch, every
-snapshot of the batch, plus one lease check for all leased appends), commits, and only
-then ends each caller's wait. Writes queued while a batch commits form the next batch;
-the task ends when the queue is empty and the next ``submit`` starts another, so no
+``submit`` queues a write (``AppendWrite``, ``SaveWrite`` or ``LeaseWrite``, from
+``_group``) and waits. A *drain* takes everything queued, writes it in one transaction
+with one statement per kind (every lease taken, one lease check for all leased appends,
+every event row, every task-row touch, every snapshot, every release), commits, and
+only then ends each caller's wait; then it takes what was queued meanwhile, until the
+queue is empty. It holds one connection of the engine's pool throughout, so a busy
+writer pays one checkout for many batches.
+
+A commit waits for PostgreSQL to flush its WAL (milliseconds on a real disk), so up to
+``connections`` drains run at once, each with its own batch: while one batch waits for
+its flush, the next is written, and PostgreSQL flushes concurrent commits together. A
+new drain starts only when every running one is busy with a batch. A caller waits for
+one write at a time, so one task's writes still commit in the order it made them.
+
+A drain ends when the queue is empty, and the next ``submit`` starts another, so no
 task outlives the work or its event loop. A caller that is cancelled leaves its write
 in the batch (it may still be committed), and never cancels anyone else's.
 
 If the shared transaction fails, each write of the batch runs again in a transaction of
 its own, so each caller gets its own result (``ValueError`` for a repeated sequence
-number, ``LeaseLostError`` for a lost lease).
+number, ``LeaseLostError`` for a lost lease). If the connection fails, the batch's
+callers get the error and the drain gives the connection up.
 """
 
 from __future__ import annotations
@@ -22,15 +32,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from parley.stores._protocols import LeaseLostError, lost
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores.sql._group import (
     PG_ACQUIRE,
     PG_INSERT_EVENT,
+    PG_LAST_SEQUENCES,
     PG_LEASES,
-    PG_NOTIFY,
     PG_RELEASE,
     PG_SAVE,
     PG_TOUCH,
@@ -40,83 +50,143 @@ from parley.stores.sql._group import (
 )
 
 Write = AppendWrite | SaveWrite | LeaseWrite
+Batch = list[tuple[Write, "asyncio.Future[Any]"]]
+
+CONNECTIONS = 4
+"""Batches in flight at once (each drain holds a connection of the engine's pool)."""
 
 
 class PostgresWriter:
     """Batches the store's hot writes into shared transactions (see the module docs)."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, connections: int = CONNECTIONS) -> None:
         self.engine = engine
-        self.channel: str | None = None
-        """``pg_notify`` this channel with ``e <sequence> <task id>`` for every append,
-        in the batch's transaction (the store's ``notify_channel``)."""
-        self._queue: list[tuple[Write, asyncio.Future[Any]]] = []
-        self._drain: asyncio.Task[None] | None = None
+        self.connections = connections
+        self._queue: Batch = []
+        self._drains: set[asyncio.Task[None]] = set()
+        self._starting = 0
+        """Drains started that have not taken a batch yet: they take what is queued."""
 
     async def submit(self, write: Write) -> Any:
-        """Write in the next batch; returns once it is committed (with the lease a
-        ``LeaseWrite`` took), or raises its error."""
+        """Write in the next batch; returns once it is committed (with what a
+        ``LeaseWrite`` took: ``(token, expires, last sequence)`` or ``None``), or raises
+        its error."""
         future = asyncio.get_running_loop().create_future()
         self._queue.append((write, future))
-        if self._drain is None or self._drain.done():
-            self._drain = asyncio.get_running_loop().create_task(
-                self._drain_queue(), name="parley-postgres-writer"
-            )
+        self._wake()
         return await future
 
+    def _wake(self) -> None:
+        """Start a drain for the queue unless one is about to take it, or all the
+        connections are busy (a running drain takes it next)."""
+        if not self._queue or self._starting or len(self._drains) >= self.connections:
+            return
+        self._starting += 1
+        drain = asyncio.get_running_loop().create_task(
+            self._drain_queue(), name="parley-postgres-writer"
+        )
+        self._drains.add(drain)
+        drain.add_done_callback(self._ended)
+
+    def _ended(self, drain: asyncio.Task[None]) -> None:
+        self._drains.discard(drain)
+        if not drain.cancelled():
+            self._wake()  # what was queued while it gave its connection back
+
     async def aclose(self) -> None:
-        """Wait for the batch being written (when it runs on this event loop)."""
-        drain = self._drain
-        if (
-            drain is not None
-            and not drain.done()
-            and drain.get_loop() is asyncio.get_running_loop()
-        ):
-            await asyncio.wait([drain])
+        """Wait for the batches being written (those running on this event loop)."""
+        loop = asyncio.get_running_loop()
+        drains = [d for d in self._drains if not d.done() and d.get_loop() is loop]
+        if drains:
+            await asyncio.wait(drains)
 
     async def _drain_queue(self) -> None:
-        while self._queue:
-            batch, self._queue = self._queue, []
-            try:
-                await self._commit(batch)
-            except Exception as error:  # the connection failed: every caller learns it
-                for _, future in batch:
-                    _finish(future, error)
-            except BaseException:  # the loop is shutting down: the callers are cancelled
-                for _, future in batch:
-                    future.cancel()
-                raise
-
-    async def _commit(self, batch: list[tuple[Write, asyncio.Future[Any]]]) -> None:
-        async with self.engine.connect() as connection:
+        taking = True  # counted in _starting until it takes its first batch
+        batch: Batch = []
+        connection: AsyncConnection | None = None
+        try:
+            connection = await self.engine.connect()
             raw: Any = (await connection.get_raw_connection()).driver_connection
+            while self._queue:
+                batch, self._queue = self._queue, []
+                if taking:
+                    taking = False
+                    self._starting -= 1
+                await _commit(raw, batch)
+                batch = []
+            done, connection = connection, None
+            await done.close()
+        except Exception as error:  # no connection, or it failed: these callers learn it
+            if taking:  # could not connect: nor can the writes queued meanwhile
+                batch, self._queue = self._queue, []
+            for _, future in batch:
+                _finish(future, error)
+        except BaseException:  # the loop is shutting down: the callers are cancelled
+            for _, future in batch:
+                future.cancel()
+            raise
+        finally:
+            if taking:
+                self._starting -= 1
+            if connection is not None:
+                await _give_back(connection)
+
+
+async def _give_back(connection: AsyncConnection) -> None:
+    """Give a connection that failed (or whose drain was cancelled) back, unusable."""
+    try:
+        await connection.invalidate()
+    finally:
+        await connection.close()
+
+
+async def _commit(raw: Any, batch: Batch) -> None:
+    """Write ``batch`` in one transaction, or each write alone if that fails; raises
+    only when the connection fails."""
+    try:
+        async with raw.transaction():
+            taken = await _apply(raw, [write for write, _ in batch])
+    except Exception as error:
+        if raw.is_closed():
+            raise
+        if len(batch) == 1:
+            _finish(batch[0][1], _translated(error, batch[0][0]))
+            return
+        for write, future in batch:
             try:
                 async with raw.transaction():
-                    taken = await _apply(raw, [write for write, _ in batch], self.channel)
-            except Exception as error:
-                if len(batch) == 1:
-                    _finish(batch[0][1], _translated(error, batch[0][0]))
-                    return
-                for write, future in batch:
-                    try:
-                        async with raw.transaction():
-                            alone_taken = await _apply(raw, [write], self.channel)
-                    except Exception as alone:
-                        _finish(future, _translated(alone, write))
-                    else:
-                        _finish(future, None, alone_taken.get(write))
-                return
-        for write, future in batch:
-            _finish(future, None, taken.get(write))
+                    alone_taken = await _apply(raw, [write])
+            except Exception as alone:
+                if raw.is_closed():
+                    raise
+                _finish(future, _translated(alone, write))
+            else:
+                _finish(future, None, alone_taken.get(write))
+        return
+    for write, future in batch:
+        _finish(future, None, taken.get(write))
 
 
-async def _apply(raw: Any, writes: list[Write], channel: str | None) -> dict[Write, Any]:
+async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     """Write the batch; returns what each ``LeaseWrite`` took."""
     taken: dict[Write, Any] = {}
-    for write in writes:
-        if isinstance(write, LeaseWrite):
-            row = await raw.fetchrow(PG_ACQUIRE.sql, *PG_ACQUIRE.parameters(write.values))
-            taken[write] = None if row is None else (int(row[0]), float(row[1]))
+    acquires = [write for write in writes if isinstance(write, LeaseWrite)]
+    if acquires:
+        rows = await raw.fetchmany(
+            PG_ACQUIRE.sql, [PG_ACQUIRE.parameters(write.values) for write in acquires]
+        )
+        got = {row[2]: (int(row[0]), float(row[1])) for row in rows}
+        # Read after the leases are taken (a statement of its own, so it sees every
+        # commit before): an append by the previous holder either committed before, or
+        # waits for this transaction and then finds its lease gone.
+        held = [write.values["task_id"] for write in acquires if write.values["task_id"] in got]
+        last = dict(await raw.fetch(PG_LAST_SEQUENCES, held)) if held else {}
+        for write in acquires:
+            task_id = write.values["task_id"]
+            if task_id in got:
+                taken[write] = (*got[task_id], last.get(task_id) or 0)
+            else:
+                taken[write] = None
     appends = [write for write in writes if isinstance(write, AppendWrite)]
     leased = [write.lease for write in appends if write.lease is not None]
     if leased:
@@ -142,10 +212,6 @@ async def _apply(raw: Any, writes: list[Write], channel: str | None) -> dict[Wri
     ]
     if released:
         await raw.executemany(PG_RELEASE.sql, released)
-    if channel is not None:
-        notes = [f"e {w.logged[-1].sequence} {w.task_id}" for w in appends if w.logged]
-        if notes:
-            await raw.execute(PG_NOTIFY, channel, notes)
     return taken
 
 

@@ -1,11 +1,11 @@
 """The tables, as the store queries them (the migrations in ``migrations/`` create them).
 
 ``parley_tasks`` holds one row per task: the snapshot (wire JSON, written at checkpoints
-only) and the small columns every event keeps current (state, time of last activity),
-so an event costs one insert and one narrow update, never a rewrite of the growing
-snapshot (ListTasks reads through the indexes on ``touched``). ``parley_events`` is the
-event log; ``parley_sent_messages`` maps ``(scope, messageId)`` to the task the message
-went to, for idempotent send.
+only) and the small columns every event keeps current (state; ``touched``, the latest
+status time, ``status_time``), so an event costs one insert and one narrow update, never
+a rewrite of the growing snapshot (ListTasks reads through the indexes on ``touched``).
+``parley_events`` is the event log; ``parley_sent_messages`` maps ``(scope, messageId)``
+to the task the message went to, for idempotent send.
 ``parley_push_configs``, ``parley_outbox`` and ``parley_leases`` hold each task's push
 configs, the push deliveries still to make, and which process holds the task (a lease
 row stays, expired, after release, so the fencing token only ever grows).
@@ -59,6 +59,7 @@ push_configs = Table(
     Column("task_id", String, primary_key=True),
     Column("config_id", String, primary_key=True),
     Column("config", Text, nullable=False),
+    Column("version", String, nullable=False, server_default="0.3"),
     Column("created", Double, nullable=False),
 )
 
@@ -89,5 +90,5 @@ leases = Table(
     Column("holder", String, nullable=False),
     Column("token", BigInteger, nullable=False),
     Column("expires", Double, nullable=False),
-    Index("ix_parley_leases_holder", "holder"),
+    Index("ix_parley_leases_holder_expires", "holder", "expires"),
 )

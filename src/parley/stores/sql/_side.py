@@ -21,7 +21,9 @@ class SQLSide(SQLBase):
 
     # -- push configs ----------------------------------------------------------------
 
-    async def set_push_config(self, task_id: str, config: PushNotificationConfig) -> None:
+    async def set_push_config(
+        self, task_id: str, config: PushNotificationConfig, version: str = "0.3"
+    ) -> None:
         engine = await self._connect()
         config_id = config.id or task_id
         async with engine.begin() as connection:
@@ -29,12 +31,13 @@ class SQLSide(SQLBase):
                 task_id=task_id,
                 config_id=config_id,
                 config=config.to_json().decode(),
+                version=version,
                 created=time.time(),
             )
             await connection.execute(
                 upsert.on_conflict_do_update(
                     index_elements=[push_configs.c.task_id, push_configs.c.config_id],
-                    set_={"config": upsert.excluded.config},
+                    set_={"config": upsert.excluded.config, "version": upsert.excluded.version},
                 )
             )
 
@@ -67,6 +70,17 @@ class SQLSide(SQLBase):
                 )
             )
         return bool(result.rowcount)
+
+    async def push_config_versions(self, task_id: str) -> dict[str, str]:
+        engine = await self._connect()
+        query = (
+            select(push_configs.c.config_id, push_configs.c.version)
+            .where(push_configs.c.task_id == task_id)
+            .order_by(push_configs.c.created, push_configs.c.config_id)
+        )
+        async with engine.connect() as connection:
+            rows = (await connection.execute(query)).all()
+        return {config_id: version for config_id, version in rows}
 
     # -- outbox ----------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from parley.protocol import ACTIVE_STATES, INTERRUPTED_STATES, TERMINAL_STATES
+from parley.protocol import ACTIVE_STATES
 from parley.stores._protocols import (
     Append,
     Lease,
@@ -26,17 +26,18 @@ from parley.stores._protocols import (
     TaskSnapshot,
     context_of,
     lost,
+    status_time,
 )
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores._replay import replay
+from parley.stores.sql import _expire
 from parley.stores.sql._base import insert
-from parley.stores.sql._group import AppendWrite, SaveWrite
-from parley.stores.sql._schema import events, leases, outbox, push_configs, sent_messages, tasks
+from parley.stores.sql._group import AppendWrite, SaveWrite, later_touched
+from parley.stores.sql._schema import events, leases, outbox, sent_messages, tasks
 from parley.stores.sql._side import SQLSide, fenced
-from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
+from parley.types import Event, Message, Task, TaskStatusUpdateEvent
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
-_BATCH = 500
 
 
 def _upsert_task(
@@ -47,12 +48,20 @@ def _upsert_task(
     return upsert.on_conflict_do_update(index_elements=[tasks.c.id], set_=changed(upsert.excluded))
 
 
-def _state_of(logged: Sequence[StoredEvent]) -> str | None:
-    state: TaskState | None = None
+def _touch_values(task_id: str, logged: Sequence[StoredEvent], owner: str | None) -> dict[str, Any]:
+    """The task row an append without a snapshot writes: the state and status time of
+    its last status (none: state kept, time 0, ``later_touched`` keeps the stored)."""
+    status = None
     for stored in logged:
         if isinstance(stored.event, Task | TaskStatusUpdateEvent):
-            state = stored.event.status.state
-    return None if state is None else state.value
+            status = stored.event.status
+    return {
+        "id": task_id,
+        "state": None if status is None else status.state.value,
+        "context_id": context_of(logged),
+        "touched": 0.0 if status is None else status_time(status),
+        "owner": owner,
+    }
 
 
 class SQLStore(SQLSide):
@@ -122,13 +131,7 @@ class SQLStore(SQLSide):
         if not (events or lease is not None or snapshot is not None):
             return
         await self._connect()
-        touch = {
-            "id": task_id,
-            "state": _state_of(events),
-            "context_id": context_of(events),
-            "touched": time.time(),
-            "owner": owner,
-        }
+        touch = _touch_values(task_id, events, owner)
         saved = None
         if snapshot is not None:
             saved = _save_values(snapshot, events[-1].sequence if events else 0, owner)
@@ -145,9 +148,6 @@ class SQLStore(SQLSide):
                 raise LeaseLostError(lost(lost_task))
             for part in batch:
                 await _append(connection, part)
-                if self.notify_channel is not None and part.events:
-                    note = f"e {part.events[-1].sequence} {part.task_id}"
-                    await connection.execute(select(func.pg_notify(self.notify_channel, note)))
 
     async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
         engine = await self._connect()
@@ -254,33 +254,12 @@ class SQLStore(SQLSide):
                 .values(reply=reply.to_json().decode())
             )
 
-    async def expire(self, *, ended_before: datetime, waiting_before: datetime) -> int:
-        engine = await self._connect()
-        ended, waiting = ended_before.timestamp(), waiting_before.timestamp()
-        expired = or_(
-            and_(tasks.c.state.in_([s.value for s in TERMINAL_STATES]), tasks.c.touched < ended),
-            and_(
-                tasks.c.state.in_([s.value for s in INTERRUPTED_STATES]),
-                tasks.c.touched < waiting,
-            ),
+    async def expire(
+        self, *, ended_before: datetime, waiting_before: datetime, limit: int | None = None
+    ) -> int:
+        return await _expire.expire(
+            self, ended_before.timestamp(), waiting_before.timestamp(), limit
         )
-        removed = 0
-        while True:  # in batches, so no transaction holds the database for long
-            async with engine.begin() as connection:
-                rows = await connection.execute(select(tasks.c.id).where(expired).limit(_BATCH))
-                batch = [task_id for (task_id,) in rows]
-                await _delete_tasks(connection, batch)
-            removed += len(batch)
-            if len(batch) < _BATCH:
-                break
-        async with engine.begin() as connection:  # claims that never led to a stored task
-            await connection.execute(
-                delete(sent_messages).where(
-                    sent_messages.c.created < ended,
-                    ~select(tasks.c.id).where(tasks.c.id == sent_messages.c.task_id).exists(),
-                )
-            )
-        return removed
 
 
 def _save_values(task: Task, sequence: int, owner: str | None) -> dict[str, Any]:
@@ -290,7 +269,7 @@ def _save_values(task: Task, sequence: int, owner: str | None) -> dict[str, Any]
         "state": task.status.state.value,
         "snapshot": task.to_json().decode(),
         "snapshot_sequence": sequence,
-        "touched": time.time(),
+        "touched": status_time(task.status),
         "owner": owner,
     }
 
@@ -302,6 +281,7 @@ async def _save(
 
     def changed(new: Any) -> dict[str, Any]:
         kept = {k: new[k] for k in values if k not in ("id", "owner")}
+        kept["touched"] = later_touched(new)
         return {**kept, "owner": func.coalesce(new.owner, tasks.c.owner)}
 
     await connection.execute(_upsert_task(connection, values, changed))
@@ -321,19 +301,13 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
     if part.snapshot is not None:
         await _save(connection, part.snapshot, logged[-1].sequence if logged else 0, part.owner)
     elif logged:
-        values = {
-            "id": task_id,
-            "state": _state_of(logged),
-            "context_id": context_of(logged),
-            "touched": time.time(),
-            "owner": part.owner,
-        }
+        values = _touch_values(task_id, logged, part.owner)
         await connection.execute(
             _upsert_task(
                 connection,
                 values,
                 lambda new: {
-                    "touched": new.touched,
+                    "touched": later_touched(new),
                     "state": func.coalesce(new.state, tasks.c.state),
                     "context_id": func.coalesce(tasks.c.context_id, new.context_id),
                     "owner": func.coalesce(tasks.c.owner, new.owner),
@@ -371,12 +345,14 @@ def _list_filters(query: TaskQuery) -> list[Any]:
     filters: list[Any] = [tasks.c.state.isnot(None)]
     if query.context_id is not None:
         filters.append(tasks.c.context_id == query.context_id)
-    if query.owner is not None:
+    if query.owner == "":  # the default tenant: no tenant's (``/{tenant}/...``) tasks
+        filters.append(or_(tasks.c.owner.is_(None), ~tasks.c.owner.startswith("/")))
+    elif query.owner is not None:
         filters.append(tasks.c.owner == query.owner)
     if query.state is not None:
         filters.append(tasks.c.state == query.state.value)
     if query.touched_after is not None:
-        filters.append(tasks.c.touched > query.touched_after)
+        filters.append(tasks.c.touched >= query.touched_after)
     return filters
 
 
@@ -395,9 +371,7 @@ async def _sent(connection: AsyncConnection, scope: str, message_id: str) -> Sen
 
 
 async def _delete_tasks(connection: AsyncConnection, task_ids: list[str]) -> None:
-    if not task_ids:
-        return
-    for table in (events, push_configs, outbox, leases):
-        await connection.execute(delete(table).where(table.c.task_id.in_(task_ids)))
-    await connection.execute(delete(sent_messages).where(sent_messages.c.task_id.in_(task_ids)))
-    await connection.execute(delete(tasks).where(tasks.c.id.in_(task_ids)))
+    if task_ids:
+        for table in _expire.TASK_TABLES:
+            await connection.execute(delete(table).where(table.c.task_id.in_(task_ids)))
+        await connection.execute(delete(tasks).where(tasks.c.id.in_(task_ids)))

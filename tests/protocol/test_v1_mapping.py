@@ -1,0 +1,128 @@
+"""The v1.0 JSON edge maps ProtoJSON <-> the core directly, without the proto messages;
+these tests hold it to the proto: what it reads is what reading through the normative
+``lf.a2a.v1`` message gives, what it writes parses as that message with unknown fields
+refused, and bad input is refused with a conversion or validation error (never another
+exception, which a binding would answer with a 500)."""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from typing import Any
+
+import pytest
+from google.protobuf import json_format
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from parley.protocol import ConversionError
+from parley.protocol.v1 import BY_V1_NAME, decode_request, encode_params, encode_result
+from tests.bindings.strategies import PARAMS, events, json_values, send_params, tasks
+
+SEND = BY_V1_NAME["send_message"]
+STREAM = BY_V1_NAME["stream_message"]
+ROUND_TRIPS = [name for name in PARAMS if name in BY_V1_NAME]
+
+
+def _through_proto(operation: Any, request: dict[str, Any]) -> Any:
+    """The reference: the request read into its proto message first (as gRPC does)."""
+    message = operation.request()
+    json_format.ParseDict(request, message)
+    return decode_request(operation, message)
+
+
+@pytest.mark.parametrize("name", ROUND_TRIPS)
+@settings(max_examples=40, deadline=None)
+@given(data=st.data())
+def test_requests_read_as_through_the_proto(name: str, data: st.DataObject) -> None:
+    operation = BY_V1_NAME[name]
+    params = data.draw(PARAMS[name])
+    request = encode_params(operation, params)
+    direct = decode_request(operation, request)
+    assert direct == _through_proto(operation, request)
+    # ProtoJSON's other spelling: the proto field names
+    message = operation.request()
+    json_format.ParseDict(request, message)
+    snake = json_format.MessageToDict(message, preserving_proto_field_name=True)
+    assert decode_request(operation, snake) == direct
+
+
+def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    found = [path]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found += _paths(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found += _paths(item, (*path, index))
+    return found
+
+
+def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    value = copy.deepcopy(value)
+    holder = value
+    for step in path[:-1]:
+        holder = holder[step]
+    holder[path[-1]] = new
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_any_value_anywhere_is_refused_or_read(data: st.DataObject) -> None:
+    """Whatever JSON value stands in for any field of a request, reading it either works
+    or is refused with the errors the bindings turn into invalid params."""
+    request = encode_params(SEND, data.draw(send_params))
+    request["tenant"] = "t"
+    path = data.draw(st.sampled_from(_paths(request)))
+    bad = _replace(request, path, data.draw(json_values | st.sampled_from([[{}], {"x": 1}])))
+    for operation in (SEND, STREAM):
+        with contextlib.suppress(ConversionError, ValidationError):
+            decode_request(operation, bad)
+
+
+@pytest.mark.parametrize(
+    ("message", "problem"),
+    [
+        ({"role": "ROLE_USER", "parts": [{"text": "a", "url": "b"}]}, "more than one"),
+        ({"role": "ROLE_USER", "parts": [{"raw": "%%%"}]}, "base64"),
+        ({"role": "ROLE_USER", "parts": [{"text": 5}]}, "text must be a string"),
+        ({"role": ["ROLE_USER"], "parts": [{"text": "a"}]}, "needs a role"),
+        ({"role": "ROLE_USER", "parts": {"text": "a"}}, "parts must be a list"),
+        ("hello", "must be a JSON object"),
+    ],
+)
+def test_bad_messages_name_the_problem(message: Any, problem: str) -> None:
+    with pytest.raises(ConversionError, match=problem):
+        decode_request(SEND, {"message": message})
+
+
+def test_enums_by_number_and_urlsafe_bytes_as_protojson_reads_them() -> None:
+    request = {
+        "message": {"messageId": "m", "role": 2, "parts": [{"raw": "-_8", "media_type": "x/y"}]},
+        "configuration": {"return_immediately": True},
+    }
+    params = decode_request(SEND, request)
+    assert params == _through_proto(SEND, request)
+    assert params.message.role == "agent"
+    assert params.configuration.blocking is False
+
+
+def _parses_strictly(operation: Any, data: dict[str, Any]) -> None:
+    json_format.ParseDict(data, operation.response(), ignore_unknown_fields=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(task=tasks)
+def test_results_are_protojson_of_the_response(task: Any) -> None:
+    for name in ("get_task", "send_message"):
+        _parses_strictly(BY_V1_NAME[name], encode_result(BY_V1_NAME[name], task))
+
+
+@settings(max_examples=60, deadline=None)
+@given(event=events)
+def test_stream_events_are_protojson_of_stream_response(event: Any) -> None:
+    _parses_strictly(STREAM, encode_result(STREAM, event))

@@ -1,0 +1,200 @@
+"""PostgreSQL's group-commit writer (``_pg_writer``): many tasks' writes in shared
+transactions on several connections, each caller answered on its own; a lease taken
+says how far the task's log is, so a process reads the store only when it is behind;
+a task made in one process and continued in another (and back) keeps one log.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import pytest
+
+from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
+from parley.stores import LeaseLostError, StoredEvent
+from parley.stores.sql import PostgresBus, SQLStore
+from parley.types import (
+    Artifact,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TextPart,
+)
+from tests.server.agents import card
+from tests.stores.databases import postgres_engines
+
+pytestmark = pytest.mark.postgres
+
+TASKS = 60
+
+
+def _task(task_id: str) -> Task:
+    return Task(id=task_id, context_id="c", status=TaskStatus(state=TaskState.working))
+
+
+def _chunk(task_id: str, text: str) -> TaskArtifactUpdateEvent:
+    return TaskArtifactUpdateEvent(
+        task_id=task_id,
+        context_id="c",
+        artifact=Artifact(artifact_id="a", parts=[TextPart(text=text)]),
+    )
+
+
+@pytest.fixture
+async def stores() -> AsyncIterator[tuple[SQLStore, SQLStore]]:
+    """Two stores on one database, as two processes have."""
+    async with postgres_engines(2) as (first, second):
+        one, other = SQLStore(first), SQLStore(second)
+        try:
+            yield one, other
+        finally:
+            await one.aclose()
+            await other.aclose()
+
+
+async def test_leased_appends_of_many_tasks_land_and_fail_alone(
+    stores: tuple[SQLStore, SQLStore],
+) -> None:
+    """Leases and appends of many tasks at once all land; a repeated sequence number
+    fails with ValueError and a lease taken over with LeaseLostError, each alone."""
+    store, _ = stores
+    ids = [f"t{number}" for number in range(TASKS)]
+    leases = await asyncio.gather(*(store.acquire_lease(t, "p1", 60) for t in ids))
+    assert all(lease is not None and lease.last_sequence == 0 for lease in leases)
+    held = {lease.task_id: lease for lease in leases if lease is not None}
+    await asyncio.gather(*(store.append(t, [StoredEvent(1, _task(t))], lease=held[t]) for t in ids))
+    await store.release_lease(held["t3"])
+    taken = await store.acquire_lease("t3", "p2", 60)
+    assert taken is not None
+    assert taken.last_sequence == 1
+    writes = [
+        store.append(t, [StoredEvent(2, _chunk(t, f"chunk of {t}"))], lease=held[t]) for t in ids
+    ]
+    writes.append(store.append("t7", [StoredEvent(1, _chunk("t7", "again"))], lease=held["t7"]))
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    assert isinstance(results[3], LeaseLostError)
+    assert isinstance(results[-1], ValueError)
+    assert [r for i, r in enumerate(results[:-1]) if i != 3] == [None] * (TASKS - 1)
+    for task_id in ids:
+        logged = await store.events(task_id)
+        assert [stored.sequence for stored in logged] == ([1] if task_id == "t3" else [1, 2])
+
+
+async def test_a_lease_says_how_far_the_log_is(stores: tuple[SQLStore, SQLStore]) -> None:
+    """As the lease is taken, in the same transaction: 0 for a new task, the last
+    sequence number another process stored otherwise, also when its holder renews."""
+    one, other = stores
+    first = await one.acquire_lease("t", "p1", 60)
+    assert first is not None
+    assert first.last_sequence == 0
+    await one.append(
+        "t", [StoredEvent(1, _task("t")), StoredEvent(2, _chunk("t", "x"))], lease=first
+    )
+    renewed = await one.acquire_lease("t", "p1", 60)
+    assert renewed is not None
+    assert renewed.last_sequence == 2
+    assert await other.acquire_lease("t", "p2", 60) is None
+    await one.append("t", [StoredEvent(3, _chunk("t", "y"))], lease=first, release=True)
+    moved = await other.acquire_lease("t", "p2", 60)
+    assert moved is not None
+    assert (moved.token, moved.last_sequence) == (first.token + 1, 3)
+
+
+@agent
+async def asks(ctx: AgentContext) -> AsyncIterator[str | InputRequired]:
+    """Each message: an artifact saying what was heard, then a question."""
+    yield f"heard {ctx.text}"
+    yield InputRequired("And then?")
+
+
+async def _send(app: A2AApp, text: str, task_id: str | None = None) -> dict[str, Any]:
+    message: dict[str, Any] = {
+        "role": "user",
+        "messageId": f"m-{text}",
+        "parts": [{"kind": "text", "text": text}],
+    }
+    if task_id is not None:
+        message["taskId"] = task_id
+    body = {"jsonrpc": "2.0", "id": 1, "method": "message/send", "params": {"message": message}}
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as http:
+        answer = (await http.post("/", json=body)).json()
+    assert "result" in answer, answer
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+def _said(task: dict[str, Any]) -> list[str]:
+    return [m["parts"][0]["text"] for m in task["history"] if m["role"] == "user"]
+
+
+async def test_a_task_moves_between_processes_and_back(
+    stores: tuple[SQLStore, SQLStore],
+) -> None:
+    """Made in one process, continued in another (which finds the store no further than
+    its own copy, and reads nothing more), then in the first again, which still holds
+    its old copy: its lease says the store is ahead, so it catches up first."""
+    one, other = stores
+    here, there = (
+        create_app(asks, card(), task_store=one),
+        create_app(asks, card(), task_store=other),
+    )
+    try:
+        made = await _send(here, "one")
+        task_id = made["id"]
+        assert made["status"]["state"] == "input-required"
+        kept = await here.handler.runs.attach(task_id)  # a follower here keeps the old copy
+        assert kept is not None
+        try:
+            before = kept.log.last_sequence
+            moved = await _send(there, "two", task_id)
+            assert _said(moved) == ["one", "two"]
+            assert kept.log.last_sequence == before  # this process heard nothing (no bus)
+            back = await _send(here, "three", task_id)
+        finally:
+            here.handler.runs.let_go(kept)
+        assert _said(back) == ["one", "two", "three"]
+        assert [a["parts"][0]["text"] for a in back["artifacts"]] == [
+            "heard one",
+            "heard two",
+            "heard three",
+        ]
+        logged = await other.events(task_id)
+        assert [stored.sequence for stored in logged] == list(range(1, len(logged) + 1))
+        assert kept.log.last_sequence == logged[-1].sequence
+    finally:
+        await here.handler.aclose()
+        await there.handler.aclose()
+
+
+async def test_the_bus_delivers_every_note_sent_at_once() -> None:
+    """Notes queued together go out in one statement (those queued while it is sent,
+    in the next); every process listening hears each, in order."""
+    async with postgres_engines(2) as (first, second):
+        sender, listener = (
+            PostgresBus(first, "parley_test_notes"),
+            PostgresBus(second, "parley_test_notes"),
+        )
+        heard: list[str] = []
+        everything = asyncio.Event()
+
+        def receive(note: str) -> None:
+            heard.append(note)
+            if len(heard) == 200:
+                everything.set()
+
+        await listener.start(receive)
+        try:
+            for number in range(200):
+                await sender.send(f"e {number} t{number % 7}")
+                if number % 10 == 0:
+                    await asyncio.sleep(0.001)  # some notes queue while others go out
+            await asyncio.wait_for(everything.wait(), timeout=30)
+        finally:
+            await sender.aclose()
+            await listener.aclose()
+        assert heard == [f"e {number} t{number % 7}" for number in range(200)]
