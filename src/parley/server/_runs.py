@@ -503,7 +503,7 @@ class TaskRuns:
         question = task.status.message
         if question is not None:  # answered: the question joins the history before the answer
             add_to_history(task, question)
-            task.status = task.status.model_copy(update={"message": None})
+            task.status = task.status.copied(message=None)
         add_to_history(task, context.message)
         try:
             await self.store.save(live.task, live.log.last_sequence, owner=live.owner)
@@ -515,7 +515,7 @@ class TaskRuns:
         agent, sink = self.agent, RunSink(self, live, turn)
         try:
             if live.task is not None:
-                context.task = live.task.model_copy()  # as the agent asked: before the answer
+                context.task = live.task.copied()  # as the agent asked: before the answer
                 if context.message is not None:
                     await self._record_user_message(live, context)
             if context.message is None and isinstance(agent, ResumableAgent):
