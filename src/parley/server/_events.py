@@ -17,7 +17,7 @@ the log still holds, which is what resubscribe with ``Last-Event-ID`` needs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 
 from parley.types import Event
 
@@ -58,7 +58,7 @@ class EventLog:
         self._events.append(event)
         self._wake()
         if self._looking:
-            self._wake_looking(event)
+            self._wake_looking((event,))
         return self._start + len(self._events)
 
     def extend(self, events: Iterable[Event]) -> int:
@@ -70,8 +70,7 @@ class EventLog:
         self._events.extend(events)
         self._wake()
         if self._looking:
-            for event in self._events[added:]:
-                self._wake_looking(event)
+            self._wake_looking(self._events[added:])
         return self._start + len(self._events)
 
     def close(self) -> None:
@@ -126,11 +125,12 @@ class EventLog:
             self._looking.append((until, looking))
             await looking
 
-    def _wake_looking(self, event: Event | None) -> None:
-        """Wake the ``first`` callers ``event`` is for (every one at the close: ``None``)."""
+    def _wake_looking(self, events: Sequence[Event] | None) -> None:
+        """Wake the ``first`` callers one of ``events`` is for (every one at the close:
+        ``None``)."""
         still = []
         for until, looking in self._looking:
-            if event is None or until(event):
+            if events is None or any(until(event) for event in events):
                 if not looking.done():
                     looking.set_result(None)
             elif not looking.done():  # a canceled caller (its client left) is dropped
