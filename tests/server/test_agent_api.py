@@ -2,16 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator
+
 import pytest
 
 from parley.protocol import InvalidAgentResponseError
 from parley.server import (
+    AgentContext,
     EventSink,
     RequestContext,
     RequestHandler,
     TaskUpdater,
+    agent,
 )
-from parley.types import Message, MessageSendParams, Role, Task, TaskState, TextPart
+from parley.stores import MemoryStore
+from parley.types import (
+    Message,
+    MessageSendParams,
+    Role,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
 from tests.server.agents import card, story
 
 
@@ -128,3 +144,112 @@ async def test_task_updater_writes_every_state() -> None:
     finals = [event.final for event in seen]  # type: ignore[attr-defined]
     assert finals == [False, False, True, True, True, True, True, True]
     assert all(event.status.timestamp for event in seen)  # type: ignore[attr-defined]
+
+
+async def test_outputs_held_while_the_function_runs_reach_readers_before_it_waits() -> None:
+    # The outputs of a function that runs on are emitted together, but never held
+    # while it waits: a reader sees the first chunk while the function is stuck on a gate.
+    gate = asyncio.Event()
+
+    @agent
+    async def gated(ctx: AgentContext) -> AsyncIterator[str]:
+        yield "before"
+        await gate.wait()
+        yield "after"
+
+    handler = RequestHandler(gated, card())
+    stream = await handler.stream_message(params("go"))
+    seen = []
+
+    async def read() -> None:
+        async for _, event in stream:
+            seen.append(event)
+            if isinstance(event, TaskArtifactUpdateEvent) and not gate.is_set():
+                assert event.artifact.parts[0].text == "before"  # type: ignore[union-attr]
+                gate.set()
+
+    await asyncio.wait_for(read(), 10)  # held past the wait, "before" never comes
+    assert [event.kind for event in seen] == [
+        "task",
+        "artifact-update",
+        "artifact-update",
+        "status-update",
+    ]
+    await handler.aclose()
+
+
+async def test_what_the_function_emits_itself_is_stored_at_once_after_its_outputs() -> None:
+    store = MemoryStore()
+    stored_when_progress_returned: list[int] = []
+
+    @agent
+    async def reporting(ctx: AgentContext) -> AsyncIterator[str]:
+        yield "part one"
+        await ctx.progress("halfway")  # EventSink's promise: stored when it returns
+        stored_when_progress_returned.append(len(await store.events(ctx.task_id)))
+        yield "part two"
+
+    handler = RequestHandler(reporting, card(), task_store=store)
+    task = await handler.send_message(params("go"))
+    assert isinstance(task, Task)
+    assert stored_when_progress_returned == [3]  # the task, "part one", "halfway"
+    kinds = [stored.event.kind for stored in await store.events(task.id)]
+    assert kinds == ["task", "artifact-update", "status-update", "artifact-update", "status-update"]
+    await handler.aclose()
+
+
+async def test_outputs_before_a_failure_are_kept() -> None:
+    @agent
+    async def breaking(ctx: AgentContext) -> AsyncIterator[str]:
+        yield "partial"
+        raise ValueError("boom")
+
+    handler = RequestHandler(breaking, card())
+    task = await handler.send_message(params("go"))
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.failed
+    assert task.artifacts is not None
+    assert task.artifacts[0].parts[0].text == "partial"  # type: ignore[union-attr]
+    await handler.aclose()
+
+
+class ManyAtOnceAgent:
+    """Emits three events in one ``emit_many``; the second is for another task."""
+
+    refused: list[str] = []
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        mine = TaskUpdater.for_context(events, context)
+        other = TaskUpdater(events, "another-task", context.context_id)
+        batch = [
+            TaskStatusUpdateEvent(
+                task_id=task_id,
+                context_id=context.context_id,
+                status=TaskStatus(state=TaskState.working),
+            )
+            for task_id in (mine.task_id, other.task_id, mine.task_id)
+        ]
+        try:
+            await events.emit_many(batch)  # type: ignore[attr-defined]
+        except InvalidAgentResponseError as error:
+            self.refused.append(error.message)
+        await mine.complete()
+
+    async def cancel(self, context: RequestContext, events: EventSink) -> None:
+        raise NotImplementedError
+
+
+async def test_emit_many_stores_the_events_before_one_that_does_not_fit() -> None:
+    store = MemoryStore()
+    agent_ = ManyAtOnceAgent()
+    handler = RequestHandler(agent_, card(), task_store=store)
+    task = await handler.send_message(params("go"))
+    assert isinstance(task, Task)
+    assert task.status.state is TaskState.completed
+    assert agent_.refused
+    assert "another-task" in agent_.refused[0]
+    logged = await store.events(task.id)
+    # a submitted Task (the first event is a status), the first working status, completed
+    assert [stored.sequence for stored in logged] == [1, 2, 3]
+    assert [stored.event.kind for stored in logged] == ["task", "status-update", "status-update"]
+    await handler.aclose()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -98,3 +99,27 @@ async def test_a_failed_log_raises_its_error_after_every_event_before_it() -> No
         await iterating.__anext__()
     assert taking.done
     assert iterating.done
+
+
+async def test_extend_numbers_every_event_and_wakes_each_kind_of_reader() -> None:
+    log = EventLog(start=4)
+    waiting_for_end = asyncio.create_task(log.first(4, ends_interaction))
+    waiting_for_next = asyncio.create_task(log.first(4))
+    canceled = asyncio.create_task(log.first(4, ends_interaction))
+    await asyncio.sleep(0)
+    canceled.cancel()
+    await asyncio.sleep(0)
+    working, done = status(TaskState.working), status(TaskState.completed, final=True)
+    assert log.extend([working, done]) == 6
+    assert await waiting_for_next is working
+    assert await waiting_for_end is done
+    assert [(sequence, event) async for sequence, event in _until_closed(log)] == [
+        (5, working),
+        (6, done),
+    ]
+
+
+async def _until_closed(log: EventLog) -> AsyncIterator[tuple[int, Event]]:
+    log.close()
+    async for item in log.read(4):
+        yield item

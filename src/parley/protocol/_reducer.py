@@ -41,13 +41,11 @@ def apply(task: Task | None, event: Event) -> Task | None:
             _apply_artifact(task, event)
         return task
     if isinstance(event, Task):
-        return event.model_copy(
-            update={
-                "history": list(event.history) if event.history else event.history,
-                "artifacts": [_copy_artifact(a) for a in event.artifacts]
-                if event.artifacts
-                else event.artifacts,
-            }
+        return event.copied(
+            history=list(event.history) if event.history else event.history,
+            artifacts=[_copy_artifact(a) for a in event.artifacts]
+            if event.artifacts
+            else event.artifacts,
         )
     if isinstance(event, Message) and task is not None:
         add_to_history(task, event)
@@ -89,4 +87,4 @@ def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
 
 def _copy_artifact(artifact: Artifact) -> Artifact:
     # A fresh parts list, so a later append does not reach back into the event log.
-    return artifact.model_copy(update={"parts": list(artifact.parts)})
+    return artifact.copied(parts=list(artifact.parts))

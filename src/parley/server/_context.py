@@ -13,6 +13,8 @@ from parley.types import (
     TextPart,
 )
 
+_NO_EXTENSIONS: frozenset[str] = frozenset()
+
 
 @dataclass(frozen=True, slots=True)
 class Principal:
@@ -74,16 +76,18 @@ class CallContext:
     ) -> CallContext:
         """The call facts every binding reads the same way from its headers or metadata
         (lower-case names): ``X-A2A-Extensions`` and ``Last-Event-ID``."""
-        extensions = headers.get("x-a2a-extensions", "")
-        last_event_id = headers.get("last-event-id", "")
+        extensions = headers.get("x-a2a-extensions")
+        last_event_id = headers.get("last-event-id")
         return cls(
             headers=headers,
             user=principal.name if principal is not None else user,
             principal=principal,
             requested_extensions=frozenset(
                 uri.strip() for uri in extensions.split(",") if uri.strip()
-            ),
-            last_event_id=int(last_event_id) if last_event_id.isdigit() else None,
+            )
+            if extensions
+            else _NO_EXTENSIONS,
+            last_event_id=int(last_event_id) if last_event_id and last_event_id.isdigit() else None,
             base_url=base_url,
         )
 

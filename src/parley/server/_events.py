@@ -17,7 +17,7 @@ the log still holds, which is what resubscribe with ``Last-Event-ID`` needs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 from parley.types import Event
 
@@ -25,12 +25,15 @@ from parley.types import Event
 class EventLog:
     """Ordered events of one task, numbered from ``start + 1``."""
 
-    __slots__ = ("_closed", "_error", "_events", "_start", "_waiters")
+    __slots__ = ("_closed", "_error", "_events", "_looking", "_start", "_waiters")
 
     def __init__(self, start: int = 0) -> None:
         self._events: list[Event] = []
         self._start = start
         self._waiters: list[asyncio.Future[None]] = []
+        self._looking: list[tuple[Callable[[Event], bool], asyncio.Future[None]]] = []
+        """``first`` callers waiting for an event ``until`` holds for: woken by that event
+        (or the close) only, not by every event before it."""
         self._closed = False
         self._error: Exception | None = None
 
@@ -54,12 +57,28 @@ class EventLog:
             raise RuntimeError("event log is closed")
         self._events.append(event)
         self._wake()
+        if self._looking:
+            self._wake_looking((event,))
+        return self._start + len(self._events)
+
+    def extend(self, events: Iterable[Event]) -> int:
+        """``append`` each of ``events``, waking the readers once; returns the last
+        sequence number."""
+        if self._closed:
+            raise RuntimeError("event log is closed")
+        added = len(self._events)
+        self._events.extend(events)
+        self._wake()
+        if self._looking:
+            self._wake_looking(self._events[added:])
         return self._start + len(self._events)
 
     def close(self) -> None:
         """No more events will come; readers finish once they have read everything."""
         self._closed = True
         self._wake()
+        if self._looking:
+            self._wake_looking(None)
 
     def fail(self, error: Exception) -> None:
         """No more events will come because of ``error``: readers raise it once they
@@ -99,7 +118,24 @@ class EventLog:
                 if self._error is not None:
                     raise self._error
                 return None
-            await self._changed()
+            if until is None:
+                await self._changed()
+                continue
+            looking = asyncio.get_running_loop().create_future()
+            self._looking.append((until, looking))
+            await looking
+
+    def _wake_looking(self, events: Sequence[Event] | None) -> None:
+        """Wake the ``first`` callers one of ``events`` is for (every one at the close:
+        ``None``)."""
+        still = []
+        for until, looking in self._looking:
+            if events is None or any(until(event) for event in events):
+                if not looking.done():
+                    looking.set_result(None)
+            elif not looking.done():  # a canceled caller (its client left) is dropped
+                still.append((until, looking))
+        self._looking = still
 
     async def _changed(self) -> None:
         """Wait for the next append or the close. A future per waiting reader: one that is

@@ -188,9 +188,8 @@ class RequestHandler:
         repeat = await self.sent.claim(message, task_id)
         if repeat is not None:
             return repeat
-        message = message.model_copy(
-            update={"task_id": task_id, "context_id": message.context_id or new_ordered_id()}
-        )
+        context_id = message.context_id or new_ordered_id()
+        message = message.copied(task_id=task_id, context_id=context_id)
         assert message.context_id is not None
         related = await self._related_tasks(message, owner)
         pushed = await self._push_config_of(task_id, params, call)
@@ -221,7 +220,7 @@ class RequestHandler:
             repeat = await self.sent.claim(message, task.id)
             if repeat is not None:
                 return repeat
-            message = message.model_copy(update={"context_id": task.context_id})
+            message = message.copied(context_id=task.context_id)
             related = await self._related_tasks(message, owner)
             if await self._push_config_of(task.id, params, call):
                 live.push_configs = None  # the next event reads the task's configs again

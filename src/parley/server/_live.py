@@ -28,7 +28,7 @@ class Turn:
     __slots__ = ("_live", "_owners", "ended", "lease", "run")
 
     def __init__(self, live: LiveTask, owners: Ownership | None = None) -> None:
-        self._live = live
+        self._live: LiveTask | None = live
         self._owners = owners
         self.ended = False
         self.run: asyncio.Task[None] | None = None
@@ -37,8 +37,9 @@ class Turn:
     def end(self) -> None:
         """Free the slot (idempotent)."""
         self.ended = True
-        if self._live.turn is self:
-            self._live.turn = None
+        live, self._live = self._live, None  # no cycle with the task's ``last_turn``
+        if live is not None and live.turn is self:
+            live.turn = None
 
     async def give_up_lease(self) -> None:
         lease, self.lease = self.lease, None

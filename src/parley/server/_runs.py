@@ -74,7 +74,10 @@ MOVED = "Another server process took this task over; follow it there (tasks/resu
 class Notifications(Protocol):
     """What an event of a task causes in the push outbox, written with the event."""
 
-    async def entries(self, live: LiveTask, stored: StoredEvent) -> Sequence[OutboxEntry]: ...
+    async def entries(
+        self, live: LiveTask, stored: StoredEvent, task: Task | None
+    ) -> Sequence[OutboxEntry]:
+        """The entries ``stored`` causes, for ``task`` as the events before it left it."""
 
     def wake(self) -> None:
         """Entries were written: deliver them."""
@@ -92,6 +95,10 @@ class RunSink:
 
     async def emit(self, event: Event) -> None:
         await self._runs.publish(self._live, event, self._turn)
+
+    async def emit_many(self, events: Sequence[Event]) -> None:
+        """Emit ``events`` in order, as ``emit`` one by one would, in one store write."""
+        await self._runs.publish_many(self._live, events, self._turn)
 
 
 class TaskRuns:
@@ -292,53 +299,98 @@ class TaskRuns:
         Raises ``InvalidAgentResponseError`` when the event does not fit the task or
         ``turn`` already ended, ``InternalError`` when the store fails.
         """
-        if live.task is None and not isinstance(event, Message | Task):
-            await self.publish(live, self._new_task(live), turn)
+        return await self.publish_many(live, (event,), turn)
+
+    async def publish_many(
+        self, live: LiveTask, events: Sequence[Event], turn: Turn | None = None
+    ) -> int:
+        """``publish`` each of ``events`` in order, with one store write for all of them
+        (and one wake-up of the readers); returns the last one's sequence number.
+
+        Exactly as publishing them one by one: each is checked against the task as the
+        ones before it left it, and an event that does not fit raises once the ones
+        before it are stored. The events after one that ends the interaction are
+        published on their own (and so refused: the turn has ended).
+        """
+        first = events[0]
+        if live.task is None and not isinstance(first, Message | Task):
+            await self.publish_many(live, (self._new_task(live),), turn)
+        for at in range(1, len(events)):
+            if ends_interaction(events[at - 1]):
+                sequence = await self.publish_many(live, events[:at], turn)
+                for rest in events[at:]:
+                    sequence = await self.publish_many(live, (rest,), turn)
+                return sequence
         async with live.publishing:
             if (turn is not None and turn.ended) or live.broken:
                 raise InvalidAgentResponseError(
                     f"This run on task {live.task_id} has ended: it can emit no more events"
                 )
-            self._check(live, event)
-            ends = ends_interaction(event)
-            if live.task is None and isinstance(event, Message):
+            if live.task is None and isinstance(first, Message):
+                self._check(live, first, None)
+                ends = ends_interaction(first)
                 self._end_turn(live, ends)
-                return live.log.append(event)  # a direct reply: no task, nothing to store
-            sequence = live.log.last_sequence + 1
-            stored = StoredEvent(sequence, event)
-            current = live.turn
-            try:
-                notifications = self.notifications  # folds a copy: before the task changes
-                outbox = await notifications.entries(live, stored) if notifications else ()
-                task = apply(live.task, event)
-                assert task is not None
-                # Stored before any reader sees it: a sequence number a client was given
-                # always names the same event, even after a crash and restart.
-                lease = current.lease if current is not None else None
-                await self.store.append(
-                    live.task_id,
-                    (stored,),
-                    outbox=outbox,
-                    lease=lease,
-                    snapshot=task if ends else None,
-                    release=ends and lease is not None,  # before the slot is free
-                    owner=live.owner,
-                )
-                if ends and current is not None:
-                    current.lease = None
-                if notifications and outbox:
-                    notifications.wake()
-            except LeaseLostError:
-                self.lost(live, current)
-                raise InternalError(MOVED) from None
-            except Exception:
-                await self._store_failed(live, sequence)
-                raise InternalError(STORE_FAILED) from None
-            live.task = task
-            self._end_turn(live, ends)
-            live.log.append(event)
-            self._announce(live.task_id, sequence)
-            return sequence
+                return live.log.append(first)  # a direct reply: no task, nothing to store
+            return await self._store(live, events)
+
+    async def _store(self, live: LiveTask, events: Sequence[Event]) -> int:
+        """Check, fold and store ``events`` (``publishing`` held); see ``publish_many``."""
+        sequence = live.log.last_sequence
+        batch: list[StoredEvent] = []
+        outbox: list[OutboxEntry] = []
+        current = live.turn
+        notifications = self.notifications
+        refused: InvalidAgentResponseError | None = None
+        ends = False
+        task = live.task
+        try:
+            for event in events:
+                try:
+                    self._check(live, event, task)
+                except InvalidAgentResponseError as error:
+                    refused = error
+                    break
+                sequence += 1
+                stored = StoredEvent(sequence, event)
+                batch.append(stored)
+                if notifications is not None:  # folds a copy: before the task changes
+                    outbox.extend(await notifications.entries(live, stored, task))
+                task = apply(task, event)
+                ends = ends_interaction(event)
+            if not batch:
+                raise refused or InvalidAgentResponseError("no event to publish")
+            assert task is not None
+            # Stored before any reader sees it: a sequence number a client was given
+            # always names the same event, even after a crash and restart.
+            lease = current.lease if current is not None else None
+            await self.store.append(
+                live.task_id,
+                batch,
+                outbox=outbox,
+                lease=lease,
+                snapshot=task if ends else None,
+                release=ends and lease is not None,  # before the slot is free
+                owner=live.owner,
+            )
+            if ends and current is not None:
+                current.lease = None
+            if notifications and outbox:
+                notifications.wake()
+        except InvalidAgentResponseError:
+            raise
+        except LeaseLostError:
+            self.lost(live, current)
+            raise InternalError(MOVED) from None
+        except Exception:
+            await self._store_failed(live, sequence)
+            raise InternalError(STORE_FAILED) from None
+        live.task = task
+        self._end_turn(live, ends)
+        live.log.extend(stored.event for stored in batch)
+        self._announce(live.task_id, sequence)
+        if refused is not None:
+            raise refused
+        return sequence
 
     def _end_turn(self, live: LiveTask, ends: bool) -> None:
         if ends and live.turn is not None:
@@ -389,8 +441,9 @@ class TaskRuns:
             history=[message] if message is not None else None,
         )
 
-    def _check(self, live: LiveTask, event: Event) -> None:
-        task = live.task
+    def _check(self, live: LiveTask, event: Event, task: Task | None) -> None:
+        """Refuse ``event`` unless it fits ``task`` (the live task as the events before
+        it in the same batch leave it)."""
         if isinstance(event, Task):
             if event.id != live.task_id or event.context_id != live.context_id:
                 raise InvalidAgentResponseError(
@@ -450,7 +503,7 @@ class TaskRuns:
         question = task.status.message
         if question is not None:  # answered: the question joins the history before the answer
             add_to_history(task, question)
-            task.status = task.status.model_copy(update={"message": None})
+            task.status = task.status.copied(message=None)
         add_to_history(task, context.message)
         try:
             await self.store.save(live.task, live.log.last_sequence, owner=live.owner)
@@ -462,7 +515,7 @@ class TaskRuns:
         agent, sink = self.agent, RunSink(self, live, turn)
         try:
             if live.task is not None:
-                context.task = live.task.model_copy()  # as the agent asked: before the answer
+                context.task = live.task.copied()  # as the agent asked: before the answer
                 if context.message is not None:
                     await self._record_user_message(live, context)
             if context.message is None and isinstance(agent, ResumableAgent):

@@ -17,14 +17,22 @@ The task comes into being at the first output, already ``working`` (a new task s
 ``submitted``: the function is running from the moment it is called). When the function
 ends the task completes; ``raise Rejected("why")`` rejects it; any
 other exception fails it with a safe message (the text stays in the server log).
+
+The events of the outputs are held back while the function runs without waiting on
+anything, and emitted together, in one store write, as soon as it awaits something that
+is not ready, or ends (``_Held``). No one could see them sooner: a reader runs only when
+the run waits. An echo that yields its answer and returns is one write of three events
+(the task, ``working``; the artifact; ``completed``) rather than three. What an agent
+emits itself (``ctx.updater``, ``ctx.progress``) goes out at once, after what is held.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+import types
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
 from parley.server._agent import EventSink, TaskUpdater
 from parley.server._context import RequestContext
@@ -32,6 +40,7 @@ from parley.server._ids import now
 from parley.types import (
     Artifact,
     DataPart,
+    Event,
     FilePart,
     Message,
     Part,
@@ -102,23 +111,25 @@ class AgentContext:
 
     async def progress(self, text: str) -> None:
         """Report progress: a ``working`` status carrying ``text``."""
-        await self._work(self.updater.new_agent_message(text))
+        await self._work(self.updater.new_agent_message(text), self.updater)
 
     async def start(self) -> None:
         """Mark the task ``working``, once (outputs and the end of the run call this)."""
-        if not self._working:
-            await self._work(None)
+        await self._start(self.updater)
 
-    async def _work(self, message: Message | None) -> None:
+    async def _start(self, updater: TaskUpdater) -> None:
+        if not self._working:
+            await self._work(None, updater)
+
+    async def _work(self, message: Message | None, updater: TaskUpdater) -> None:
         first = not self._working and self.request.task is None
         self._working = True
         if not first:
-            await self.updater.start_work(message)
+            await updater.start_work(message)
             return
         # A new task is created ``working``: the function runs from the moment it is
         # called, so a ``submitted`` task followed at once by a ``working`` status would
         # be one more event for every reader, store and stream to carry, saying nothing.
-        updater = self.updater
         status = TaskStatus(state=TaskState.working, message=message, timestamp=now())
         await updater.events.emit(
             Task(id=updater.task_id, context_id=updater.context_id, status=status)
@@ -135,49 +146,138 @@ class FunctionAgent:
         self.__doc__ = function.__doc__
 
     async def execute(self, context: RequestContext, events: EventSink) -> None:
-        updater = TaskUpdater.for_context(events, context)
-        ctx = AgentContext(context, updater)
-        run = _Run(ctx, self.artifact_name)
+        held = _Held(events)
+        ctx = AgentContext(context, TaskUpdater.for_context(_AtOnce(held), context))
+        updater = TaskUpdater.for_context(held, context)
+        run = _Run(ctx, updater, self.artifact_name)
         try:
-            result = self.function(ctx)
-            if inspect.isasyncgen(result):
-                async for item in result:
-                    if await run.output(item):  # type: ignore[arg-type]
+            try:
+                result = self.function(ctx)
+                if inspect.isasyncgen(result):
+                    while True:
+                        try:
+                            item = await held.step(result.__anext__())
+                        except StopAsyncIteration:
+                            break
+                        if await run.output(item):  # type: ignore[arg-type]
+                            return
+                else:
+                    returned: Output | None = await held.step(result)  # type: ignore[arg-type]
+                    if returned is not None and await run.output(returned):
                         return
-            else:
-                returned: Output | None = await result  # type: ignore[misc]
-                if returned is not None and await run.output(returned):
-                    return
-        except Rejected as rejection:
-            await updater.reject(str(rejection) or None)
-            return
-        await ctx.start()
-        await updater.complete()
+            except Rejected as rejection:
+                await updater.reject(str(rejection) or None)
+                return
+            await ctx._start(updater)
+            await updater.complete()
+        finally:
+            await held.flush()  # on every way out: what the function output before it failed
 
     async def cancel(self, context: RequestContext, events: EventSink) -> None:
         await TaskUpdater.for_context(events, context).cancel()
 
 
+_T = TypeVar("_T")
+
+
+class _Held:
+    """The sink of a run's outputs: holds their events until ``flush`` (see the module
+    docs), which ``step`` calls when the function is about to wait."""
+
+    __slots__ = ("held", "sink")
+
+    def __init__(self, sink: EventSink) -> None:
+        self.sink = sink
+        self.held: list[Event] = []
+
+    async def emit(self, event: Event) -> None:
+        self.held.append(event)
+
+    async def flush(self) -> None:
+        held = self.held
+        if not held:
+            return
+        self.held = []
+        emit_many = getattr(self.sink, "emit_many", None)
+        if emit_many is not None:
+            await emit_many(held)
+            return
+        for event in held:
+            await self.sink.emit(event)
+
+    async def step(self, awaitable: Awaitable[_T]) -> _T:
+        """Await ``awaitable`` (the function's next step); when it would wait, first
+        emit what is held. Driven by hand: it runs until it waits or is done."""
+        steps = awaitable.__await__()
+        try:
+            waiting_on = steps.send(None)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        try:
+            await self.flush()
+        except BaseException:
+            steps.close()  # unwound where it waits, as if the error reached it there
+            raise
+        return await _resume(steps, waiting_on)
+
+
+@types.coroutine
+def _resume(steps: Generator[Any, Any, _T], waiting_on: Any) -> Generator[Any, Any, _T]:
+    """Go on driving ``steps``, which waits on ``waiting_on``, in the calling task: what
+    it waits on goes up to the task, and what the task sends or throws goes down to it."""
+    while True:
+        try:
+            sent = yield waiting_on
+        except GeneratorExit:
+            steps.close()
+            raise
+        except BaseException as error:
+            try:
+                waiting_on = steps.throw(error)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+        else:
+            try:
+                waiting_on = steps.send(sent)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+
+
+class _AtOnce:
+    """The sink of ``ctx.updater``: the agent's own events go out at once, after what the
+    run holds (``EventSink``'s promise: stored when ``emit`` returns)."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self, held: _Held) -> None:
+        self._held = held
+
+    async def emit(self, event: Event) -> None:
+        await self._held.flush()
+        await self._held.sink.emit(event)
+
+
 class _Run:
-    def __init__(self, ctx: AgentContext, artifact_name: str) -> None:
+    def __init__(self, ctx: AgentContext, updater: TaskUpdater, artifact_name: str) -> None:
         self.ctx = ctx
+        self.updater = updater
         self.artifact_name = artifact_name
         self.artifact_id: str | None = None
 
     async def output(self, item: Output) -> bool:
-        """Emit one output; True when it ended the run."""
+        """Emit one output (held: see ``_Held``); True when it ended the run."""
         ctx = self.ctx
-        updater = ctx.updater
+        updater = self.updater
         if isinstance(item, Message):
             if not ctx._working and self.artifact_id is None and ctx.task is None:
                 # A direct reply: no task exists, so the message names only the context.
                 reply = item.model_copy(update={"context_id": ctx.context_id, "task_id": None})
                 await updater.events.emit(reply)
                 return True
-            await ctx.start()
+            await ctx._start(updater)
             await updater.update_status(TaskState.working, item.model_copy(update=_ids(ctx)))
             return False
-        await ctx.start()
+        await ctx._start(updater)
         if isinstance(item, InputRequired):
             await updater.requires_input(item.text)
             return True

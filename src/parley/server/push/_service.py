@@ -45,7 +45,12 @@ class PushService:
             concurrency=settings.concurrency,
         )
 
-    async def entries(self, live: LiveTask, stored: StoredEvent) -> Sequence[OutboxEntry]:
+    async def entries(
+        self, live: LiveTask, stored: StoredEvent, task: Task | None
+    ) -> Sequence[OutboxEntry]:
+        """The outbox entries of ``stored``: one per push config of the task, with the
+        task as it will be once the event is folded into ``task`` (the live task as the
+        events stored with this one leave it)."""
         targets = live.push_configs
         if targets is None:  # read once per live task; set/delete here refresh it
             versions = await self.configs.store.push_config_versions(live.task_id)
@@ -54,14 +59,17 @@ class PushService:
             return ()
         # the Task as it will be once this event is folded in: the live task must not
         # change before the event is stored, so a copy is folded
-        current = live.task.model_copy(deep=True) if live.task is not None else None
-        task = apply(current, stored.event)
-        if task is None:
+        current = task.model_copy(deep=True) if task is not None else None
+        folded = apply(current, stored.event)
+        if folded is None:
             return ()
         shapes: dict[str, str] = {}  # each shape made once, however many configs want it
         return [
             OutboxEntry(
-                live.task_id, config_id, stored.sequence, _payload(task, config_id, version, shapes)
+                live.task_id,
+                config_id,
+                stored.sequence,
+                _payload(folded, config_id, version, shapes),
             )
             for config_id, version in targets
         ]
