@@ -26,6 +26,8 @@ import httpx
 
 from parley.stores import StoredEvent
 from parley.stores.sql import SQLStore
+from parley.stores.sql._schema import sent_messages
+from parley.stores.sql._writer import _CHECKPOINT_EVERY
 from parley.types import (
     Artifact,
     Task,
@@ -93,6 +95,54 @@ async def test_saves_and_appends_interleave_in_order(tmp_path: Path) -> None:
             assert snapshot is not None
             assert snapshot.sequence == 2
             assert snapshot.task.status.state is TaskState.completed
+    finally:
+        await store.aclose()
+
+
+async def test_appends_wait_for_a_pooled_transaction_that_holds_the_write_lock(
+    tmp_path: Path,
+) -> None:
+    """A pooled SQLAlchemy transaction holds SQLite's write lock across awaits of the same
+    event loop the writer commits on: the writer tries again later instead of waiting for
+    the lock there (which would stop the loop, and so the transaction, for good), and
+    every append lands once the transaction commits."""
+    store = SQLStore(sqlite_url(tmp_path))
+    try:
+        await store.append("first", [StoredEvent(1, _task("first"))])  # schema, writer
+        async with store.engine.begin() as connection:
+            await connection.execute(
+                sent_messages.insert().values(
+                    scope="s", message_id="m", task_id="first", created=time.time()
+                )
+            )  # this transaction now holds the write lock
+            ids = [f"w{number}" for number in range(TASKS)]
+            writes = asyncio.gather(*(store.append(t, [StoredEvent(1, _task(t))]) for t in ids))
+            await asyncio.sleep(0.05)  # the writer has tried, and must not have blocked us
+            assert not writes.done()
+        await asyncio.wait_for(writes, 10)
+        for task_id in ids:
+            assert [stored.sequence for stored in await store.events(task_id)] == [1]
+        assert await store.find_message("s", "m") is not None
+    finally:
+        await store.aclose()
+
+
+async def test_the_wal_is_checkpointed_into_the_database_while_the_writer_commits(
+    tmp_path: Path,
+) -> None:
+    """The writer's commits never checkpoint (that may fsync, on the event loop); the
+    checkpointer's thread copies the WAL into the database file as commits add up."""
+    store = SQLStore(sqlite_url(tmp_path))
+    database = tmp_path / "tasks.db"
+    try:
+        await store.append("t", [StoredEvent(1, _task("t"))])
+        before = database.stat().st_size
+        for sequence in range(2, 2 + 3 * _CHECKPOINT_EVERY):  # one commit each
+            await store.append("t", [StoredEvent(sequence, _chunk("t", "x" * 2000))])
+        deadline = time.monotonic() + 20
+        while database.stat().st_size <= before:  # the checkpointer runs on its own time
+            assert time.monotonic() < deadline, "the WAL was never checkpointed"
+            await asyncio.sleep(0.05)
     finally:
         await store.aclose()
 

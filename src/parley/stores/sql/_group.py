@@ -125,7 +125,7 @@ for _statement in (INSERT_EVENT, PG_INSERT_EVENT):  # AppendWrite builds event r
 
 class AppendWrite:
     """One task's events, ready to write: serialized on the caller's side, so the
-    writer's thread only runs statements. With ``snapshot`` (the values of a save) the
+    writer only runs statements. With ``snapshot`` (the values of a save) the
     task row is saved instead of touched; with ``release`` the lease is given up, all in
     the same transaction."""
 
@@ -158,7 +158,10 @@ class AppendWrite:
                 raise LeaseLostError(lost(lease.task_id))
         if self.events:
             try:
-                connection.executemany(INSERT_EVENT.sql, self.events)
+                if len(self.events) == 1:
+                    connection.execute(INSERT_EVENT.sql, self.events[0])
+                else:
+                    connection.executemany(INSERT_EVENT.sql, self.events)
             except sqlite3.IntegrityError:
                 raise ValueError(_duplicate(self.task_id, self.logged)) from None
         if self.snapshot is not None:

@@ -130,7 +130,8 @@ class SQLStore(SQLSide):
             return
         if not (events or lease is not None or snapshot is not None):
             return
-        await self._connect()
+        if not self._ready:
+            await self._connect()
         touch = _touch_values(task_id, events, owner)
         saved = None
         if snapshot is not None:

@@ -1,4 +1,5 @@
-"""Group commit for SQLite: the writes of many tasks in one transaction, on one thread.
+"""Group commit for SQLite: the writes of many tasks in one transaction, on the event
+loop's own thread.
 
 Theory of operation
 -------------------
@@ -7,14 +8,28 @@ connection, each statement a hop to that connection's thread and back, and the p
 connections take turns at SQLite's one write lock. Measured on the echo agent at 16
 concurrent requests that cost about 6 ms of CPU per request.
 
-``SQLiteWriter`` owns one ``sqlite3`` connection and the one thread that uses it. A
-write is a plain function of that connection (``Write``); ``submit`` queues it and
-waits. The thread takes every write queued so far, runs them all in one transaction and
-commits; only then does each caller's wait end, with the function's result, so an
-acknowledged write is on disk in the WAL (``synchronous=NORMAL``: it survives the
-process crashing; an OS crash or power loss may lose the last transactions). While one
-batch commits the next one gathers, so the busier the server, the more writes share a
-transaction. All callers of one event loop are woken with one ``call_soon_threadsafe``.
+``SQLiteWriter`` owns one ``sqlite3`` connection. A write is a plain function of that
+connection (``Write``); ``submit`` queues it and waits. The first write queued in a turn
+of the event loop schedules a ``flush`` for the next turn (``call_soon``): by then every
+task that was ready in this turn has queued its write, and ``flush`` runs them all in
+one transaction and commits, then answers each caller. An acknowledged write is
+therefore in the WAL file (``synchronous=NORMAL``: it survives the process crashing; an
+OS crash or power loss may lose the last transactions). The busier the server, the more
+writes share a transaction.
+
+Why on the loop's thread: a commit in WAL mode with ``synchronous=NORMAL`` is a
+``write()`` into the page cache, never an ``fsync``, tens of microseconds. A writer
+thread cost more than that in hand-offs: each statement gave the GIL up and waited up
+to the interpreter's switch interval (5 ms) to get it back from a busy event loop, and
+every batch took a queue wake-up and a ``call_soon_threadsafe``; with the server on one
+CPU that was most of SQLite's cost and its p99. What may ``fsync``, the checkpoint that
+copies the WAL into the database, runs on a thread of its own (``_Checkpointer``, every
+``_CHECKPOINT_EVERY`` commits; the writer's automatic checkpoint is off).
+
+The writer never waits for SQLite's write lock on the loop: the store's pooled
+SQLAlchemy connections (push configs, idempotency claims, retention) hold it across
+awaits of this very loop. If ``BEGIN IMMEDIATE`` finds the lock taken, the batch stays
+queued and ``flush`` runs again a millisecond later.
 
 If the shared transaction fails (a duplicate event, a lost lease), it is rolled back
 and each write of the batch runs again in a transaction of its own, so each caller gets
@@ -28,19 +43,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import queue
+import functools
+import operator
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy.dialects import sqlite
 
 Write = Callable[[sqlite3.Connection], Any]
-"""One caller's write: runs on the writer's thread, inside the batch's transaction."""
-
-_STOP = object()
+"""One caller's write: runs in ``flush``, inside the batch's transaction."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +74,19 @@ class Statement:
         return cls(str(compiled), tuple(compiled.positiontup or ()), literals)
 
     def parameters(self, values: dict[str, Any]) -> tuple[Any, ...]:
+        if not self.literals:  # every parameter is a value: one C call
+            return _values(self.names)(values)
         literals = self.literals
         return tuple(values[name] if name in values else literals[name] for name in self.names)
+
+
+@functools.cache
+def _values(names: tuple[str, ...]) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
+    """``values[name]`` for each of ``names``, as a tuple."""
+    if len(names) == 1:
+        name = names[0]
+        return lambda values: (values[name],)
+    return operator.itemgetter(*names)
 
 
 @dataclass(slots=True)
@@ -73,92 +98,128 @@ class _Job:
 _Outcome = tuple[_Job, Any, BaseException | None]
 """A job, its result, and what it raised."""
 
+_RETRY = 0.001
+"""Seconds to wait before trying again for the write lock another connection holds."""
+
+_CHECKPOINT_EVERY = 256
+"""Commits between two checkpoints of the WAL into the database (by the checkpointer)."""
+
 
 class SQLiteWriter:
-    """One connection and one thread that commit the queued writes in batches."""
+    """One connection that commits the writes queued during one turn of the event loop
+    in one transaction, on the event loop's thread."""
 
     def __init__(self, path: str, *, timeout: float = 30.0) -> None:
         self.path = path
         self.timeout = timeout
-        self._inbox: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
+        self._pending: list[_Job] = []
+        self._lock = threading.Lock()  # the connection and the queue: several loops may write
+        self._connection: sqlite3.Connection | None = None
+        self._checkpointer: _Checkpointer | None = None
+        self._commits = 0
 
     async def submit(self, write: Write) -> Any:
         """Run ``write`` in the next batch; returns its result once the batch is
         committed, or raises what it raised."""
-        self._start()
-        future = asyncio.get_running_loop().create_future()
-        self._inbox.put(_Job(write, future))
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        with self._lock:
+            first = not self._pending
+            self._pending.append(_Job(write, future))
+        if first:
+            loop.call_soon(self.flush)
         return await future
 
-    def _start(self) -> None:
-        if self._thread is None:
-            with self._lock:
-                if self._thread is None:
-                    thread = threading.Thread(
-                        target=self._serve, name="parley-sqlite-writer", daemon=True
-                    )
-                    thread.start()
-                    self._thread = thread
+    def flush(self) -> None:
+        """Commit every write queued so far, in one transaction, and answer the callers.
+        While another connection of the process holds SQLite's write lock (a pooled
+        SQLAlchemy transaction), try again a millisecond later rather than wait for it
+        here, where that transaction may need this event loop to finish."""
+        with self._lock:
+            batch, self._pending = self._pending, []
+            if not batch:
+                return
+            try:
+                connection = self._connection or self._connect()
+            except Exception as error:
+                outcomes: list[_Outcome] = [(job, None, error) for job in batch]
+                waiting: list[_Job] = []
+            else:
+                outcomes, waiting = _commit(connection, batch)
+                self._commits += 1
+                if self._commits % _CHECKPOINT_EVERY == 0 and self._checkpointer is not None:
+                    self._checkpointer.wake()
+            if waiting:
+                self._pending[:0] = waiting
+                waiting[0].future.get_loop().call_later(_RETRY, self.flush)
+        _settle(outcomes)
 
     async def aclose(self) -> None:
-        """Commit what is queued, then stop the thread and close the connection."""
-        thread, self._thread = self._thread, None
-        if thread is not None:
-            self._inbox.put(_STOP)
-            await asyncio.to_thread(thread.join)
+        """Commit what is queued, then close the connection and stop the checkpointer."""
+        self.flush()
+        while self._pending:
+            await asyncio.sleep(_RETRY)
+            self.flush()
+        with self._lock:
+            connection, self._connection = self._connection, None
+            checkpointer, self._checkpointer = self._checkpointer, None
+        if checkpointer is not None:
+            await asyncio.to_thread(checkpointer.stop)
+        if connection is not None:
+            connection.close()
 
     def _connect(self) -> sqlite3.Connection:
-        connection = sqlite3.connect(
-            self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
+        connection = sqlite3.connect(  # no busy wait: ``flush`` tries again
+            self.path, timeout=0, isolation_level=None, check_same_thread=False
         )
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
+        # Checkpoints (copying the WAL into the database, with fsync) run on a thread of
+        # their own, never in a commit on the event loop.
+        connection.execute("PRAGMA wal_autocheckpoint=0")
+        self._connection = connection
+        self._checkpointer = _Checkpointer(self.path, self.timeout)
         return connection
 
-    def _serve(self) -> None:
-        connection = self._connect()
-        try:
-            while True:
-                job = self._inbox.get()
-                if job is _STOP:
-                    return
-                batch = [job]
-                stop = False
-                while True:
-                    try:
-                        job = self._inbox.get_nowait()
-                    except queue.Empty:
-                        break
-                    if job is _STOP:
-                        stop = True
-                        break
-                    batch.append(job)
-                _settle(self._commit(connection, batch))
-                if stop:
-                    return
-        finally:
-            connection.close()
 
-    def _commit(self, connection: sqlite3.Connection, batch: list[_Job]) -> list[_Outcome]:
+def _commit(connection: sqlite3.Connection, batch: list[_Job]) -> tuple[list[_Outcome], list[_Job]]:
+    """Run ``batch`` in one transaction; returns each job's outcome and the jobs left
+    waiting for the write lock."""
+    try:
+        results = _transaction(connection, [job.write for job in batch])
+    except Exception as error:
+        if len(batch) == 1:
+            return [(batch[0], None, error)], []
+        return _alone(connection, batch)
+    if results is None:
+        return [], batch
+    return [(job, result, None) for job, result in zip(batch, results, strict=True)], []
+
+
+def _alone(connection: sqlite3.Connection, batch: list[_Job]) -> tuple[list[_Outcome], list[_Job]]:
+    """Each job of a batch that failed together in a transaction of its own."""
+    outcomes: list[_Outcome] = []
+    for index, job in enumerate(batch):
         try:
-            results = _transaction(connection, [job.write for job in batch])
+            results = _transaction(connection, [job.write])
         except Exception as error:
-            if len(batch) == 1:
-                return [(batch[0], None, error)]
-            return [self._alone(connection, job) for job in batch]
-        return [(job, result, None) for job, result in zip(batch, results, strict=True)]
-
-    def _alone(self, connection: sqlite3.Connection, job: _Job) -> _Outcome:
-        try:
-            return job, _transaction(connection, [job.write])[0], None
-        except Exception as error:
-            return job, None, error
+            outcomes.append((job, None, error))
+            continue
+        if results is None:
+            return outcomes, batch[index:]
+        outcomes.append((job, results[0], None))
+    return outcomes, []
 
 
-def _transaction(connection: sqlite3.Connection, writes: list[Write]) -> list[Any]:
-    connection.execute("BEGIN IMMEDIATE")
+def _transaction(connection: sqlite3.Connection, writes: list[Write]) -> list[Any] | None:
+    """The results of ``writes``, run and committed in one transaction; ``None`` when
+    another connection holds the write lock."""
+    try:
+        connection.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as error:
+        if error.sqlite_errorcode & 0xFF == sqlite3.SQLITE_BUSY:
+            return None
+        raise
     try:
         results = [write(connection) for write in writes]
         connection.execute("COMMIT")
@@ -170,16 +231,25 @@ def _transaction(connection: sqlite3.Connection, writes: list[Write]) -> list[An
 
 
 def _settle(outcomes: list[_Outcome]) -> None:
-    """Hand each result to its caller: one thread-safe wake-up per event loop."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
+    """Hand each result to its caller: directly on this loop, one thread-safe wake-up
+    per other event loop."""
+    try:
+        here: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        here = None
+    elsewhere: dict[asyncio.AbstractEventLoop, list[_Outcome]] = {}
     for outcome in outcomes:
-        by_loop.setdefault(outcome[0].future.get_loop(), []).append(outcome)
-    for loop, settled in by_loop.items():
+        loop = outcome[0].future.get_loop()
+        if loop is here:
+            _resolve((outcome,))
+        else:
+            elsewhere.setdefault(loop, []).append(outcome)
+    for loop, settled in elsewhere.items():
         with contextlib.suppress(RuntimeError):  # a closed loop: nobody waits any more
             loop.call_soon_threadsafe(_resolve, settled)
 
 
-def _resolve(settled: list[_Outcome]) -> None:
+def _resolve(settled: Iterable[_Outcome]) -> None:
     for job, result, error in settled:
         future = job.future
         if future.done():  # the caller was cancelled; the write stands
@@ -188,3 +258,38 @@ def _resolve(settled: list[_Outcome]) -> None:
             future.set_result(result)
         else:
             future.set_exception(error)
+
+
+class _Checkpointer:
+    """A thread with its own connection that checkpoints the WAL when woken (and once a
+    second while the writer is busy), so no commit on the event loop waits for an fsync."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
+        self._wanted = threading.Event()
+        self._stopping = False
+        self._thread = threading.Thread(target=self._serve, name="parley-sqlite-checkpoint")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def wake(self) -> None:
+        self._wanted.set()
+
+    def stop(self) -> None:
+        self._stopping = True
+        self._wanted.set()
+        self._thread.join()
+
+    def _serve(self) -> None:
+        connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        try:
+            while True:
+                self._wanted.wait()
+                self._wanted.clear()
+                if self._stopping:
+                    return
+                with contextlib.suppress(sqlite3.Error):  # busy: the next wake-up tries again
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+        finally:
+            connection.close()
