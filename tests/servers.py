@@ -26,6 +26,16 @@ def free_port(host: str = "127.0.0.1") -> int:
         return port
 
 
+def listening_socket(host: str = "127.0.0.1", port: int | None = None) -> socket.socket:
+    """A socket bound to ``port`` (or a free one) for uvicorn to serve on (``sockets=``):
+    the port is held from here on, so nothing the app starts first (a gRPC server on
+    port 0, during lifespan start-up, before uvicorn binds) can be given it meanwhile."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port or 0))
+    return sock
+
+
 @contextlib.contextmanager
 def running(
     app: Any,
@@ -38,13 +48,15 @@ def running(
     """Serve ``app`` on uvicorn (on ``port``, or a free one) and yield its base URL
     (``http://127.0.0.1:PORT``, or ``https://`` when ``config`` has ``ssl_certfile``);
     ``config`` goes to uvicorn."""
-    if port is None:
-        port = free_port(host)
+    sock = listening_socket(host, port)
+    port = sock.getsockname()[1]
     settings = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", **config
     )
     server = uvicorn.Server(settings)
-    thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{port}", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + timeout
     while not server.started:

@@ -5,6 +5,7 @@ Client does them, "task not found" for another task, and a message sent with a
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from tests.push.webhook import Webhook, webhook
 from tests.servers import running
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
+COMPLETED = "TASK_STATE_COMPLETED"
 
 
 class Run:
@@ -68,9 +70,13 @@ async def test_a_send_with_a_config_is_delivered_in_v1_shape(run: Run) -> None:
     task = run["send_with_config"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     await run.hook.wait_for(2)
-    bodies = [json.loads(r.body) for r in run.hook.received]
-    mine = [b for b in bodies if task["id"] in json.dumps(b)]
+    for _ in range(600):  # the last update may still be on its way: 30 s at most
+        bodies = [json.loads(r.body) for r in run.hook.received]
+        mine = [b for b in bodies if task["id"] in json.dumps(b)]
+        if mine and mine[-1].get("task", {}).get("status", {}).get("state") == COMPLETED:
+            break
+        await asyncio.sleep(0.05)
     assert mine, bodies
     assert all(set(b) <= {"task", "message", "statusUpdate", "artifactUpdate"} for b in mine)
-    assert [b["task"]["status"]["state"] for b in mine][-1] == "TASK_STATE_COMPLETED"
+    assert [b["task"]["status"]["state"] for b in mine][-1] == COMPLETED
     assert all(r.headers.get("x-a2a-notification-token") == "sent" for r in run.hook.received)

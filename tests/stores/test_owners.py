@@ -37,7 +37,7 @@ from parley.types import (
 )
 from tests.bindings.conftest import BINDINGS
 from tests.server.agents import ScriptedAgent, card
-from tests.servers import free_port
+from tests.servers import listening_socket
 from tests.stores.databases import postgres_engine, sqlite_url
 
 KEYS = {"alice": "k-alice", "bob": "k-bob"}
@@ -82,12 +82,13 @@ async def _serving(
 ) -> AsyncIterator[str]:
     # uvicorn on the test's own event loop: the store's connections (asyncpg's) belong
     # to the loop that made them
-    port = free_port()
+    sock = listening_socket()  # held before the app's gRPC server takes a port 0
+    port = sock.getsockname()[1]
     config = uvicorn.Config(
         make_app(store), host="127.0.0.1", port=port, log_level="warning", lifespan="on"
     )
     server = uvicorn.Server(config)
-    serving = asyncio.create_task(server.serve())
+    serving = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         assert not serving.done(), "uvicorn did not start"
         await asyncio.sleep(0.01)
