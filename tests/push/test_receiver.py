@@ -174,6 +174,30 @@ async def test_a_body_that_is_not_the_task_the_jwt_names_is_refused(
     assert inbox.notifications == []
 
 
+async def test_v1_bodies_are_read_or_refused_with_a_reason(
+    receiver: httpx.AsyncClient, inbox: Inbox
+) -> None:
+    """A v1.0 ``StreamResponse`` holding the task is taken; another kind of update, or a
+    malformed one, is a 400 that says so in words of the protocol, not of parley's code."""
+    v1 = b'{"task": {"id": "t-1", "contextId": "c-1", "status": {"state": "TASK_STATE_WORKING"}}}'
+    response = await receiver.post("/hook", content=v1, headers=_headers(body=v1))
+    assert response.status_code == 200, response.text
+    assert [n.task for n in inbox.notifications] == [TASK]
+    refused = {
+        b'{"statusUpdate": {"taskId": "t-1"}}': "'statusUpdate' notification",
+        b'{"task": "t-1"}': "not a Task object",
+        b'{"task": {"id": 7, "contextId": "c-1", "status": {}}}': "not a Task",
+    }
+    for body, reason in refused.items():
+        response = await receiver.post("/hook", content=body, headers=_headers(body=body))
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert reason in error
+        assert "Error" not in error  # no exception text
+        assert "attribute" not in error
+    assert len(inbox.notifications) == 1
+
+
 async def test_a_get_is_not_a_notification(receiver: httpx.AsyncClient) -> None:
     assert (await receiver.get("/hook")).status_code == 405
 

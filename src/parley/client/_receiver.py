@@ -192,6 +192,10 @@ class PushReceiver:
         self._seen[jti] = expires
 
 
+_STREAM_RESPONSE = {"task", "message", "statusUpdate", "artifactUpdate"}
+"""The one-of fields of a v1.0 ``StreamResponse``."""
+
+
 def _task_of(body: bytes) -> Task:
     """The Task a notification carries: the body itself (v0.3), or the ``task`` of a
     v1.0 ``StreamResponse``."""
@@ -200,7 +204,7 @@ def _task_of(body: bytes) -> Task:
     except ValueError:
         raise Refused(400, "the body is not JSON") from None
     try:
-        if isinstance(data, dict) and "kind" not in data and len(data) == 1:
+        if isinstance(data, dict) and len(data) == 1 and data.keys() <= _STREAM_RESPONSE:
             (kind,) = data
             if kind != "task":
                 raise Refused(
@@ -212,9 +216,14 @@ def _task_of(body: bytes) -> Task:
         return Task.model_validate(data)
     except ValidationError as exc:
         raise Refused(400, f"the body is not a Task: {exc.errors()[0]['msg']}") from None
-    except (ConversionError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        # what the v1.0 mapping meets in a malformed StreamResponse
-        raise Refused(400, f"the body is not a v1.0 task: {exc!r}"[:300]) from None
+    except ConversionError as exc:  # the v1.0 mapping's own words
+        raise Refused(400, f"the body is not a v1.0 task: {exc}"[:300]) from None
+    except (ValueError, TypeError, KeyError, AttributeError):
+        # what the v1.0 mapping meets in a malformed StreamResponse: said without the
+        # exception's own text, which names parley's code, not the sender's mistake
+        raise Refused(
+            400, "the body is not a v1.0 task: its task is not a Task object (id, status, ...)"
+        ) from None
 
 
 def _bearer(header: str | None) -> str | None:
