@@ -223,7 +223,7 @@ class RequestHandler:
             message = message.copied(context_id=task.context_id)
             related = await self._related_tasks(message, owner)
             if await self._push_config_of(task.id, params, call):
-                live.push_configs = None  # the next event reads the task's configs again
+                live.push_configs_changed()  # the next event reads them again
             # No await from here on: checked again, then the run slot is taken.
             try:
                 _check_open(live.task or task, live.turn is not None)
@@ -432,7 +432,7 @@ class RequestHandler:
             stored = await push.configs.save(
                 live.task_id, params.push_notification_config, _version(call)
             )
-            live.push_configs = None  # the next event reads the task's configs again
+            live.push_configs_changed()  # the next event reads them again
             return stored
 
     async def _push_config_of(
@@ -474,7 +474,7 @@ class RequestHandler:
         await push.configs.delete(params.id, params.push_notification_config_id)
         live = self.runs.live.get(params.id)
         if live is not None:
-            live.push_configs = None
+            live.push_configs_changed()
 
     async def _require_task(self, task_id: str, call: CallContext | None) -> None:
         """Raise ``TaskNotFoundError`` unless the task exists and is the caller's."""

@@ -86,9 +86,17 @@ class LiveTask:
     """When the message that created the task arrived (its ``submitted`` time)."""
     push_configs: tuple[tuple[str, str], ...] | None = None
     """The task's push configs, as (config id, the A2A version it was set in)
-    (``None``: not read from the store yet)."""
+    (``None``: not read from the store yet, or changed since)."""
+    push_changes: int = 0
+    """How often the task's push configs were changed here: a read of them that saw
+    this move meanwhile may miss a change, and is not kept (``PushService.entries``)."""
     owner: str | None = None
     """The principal the task belongs to (``owner_of``), ``None``: open to every caller."""
+
+    def push_configs_changed(self) -> None:
+        """Forget the push configs read before: one was stored or deleted just now."""
+        self.push_configs = None
+        self.push_changes += 1
 
     def begin_turn(self, owners: Ownership | None = None) -> Turn:
         """Take the run slot, or raise ``InvalidParamsError`` if a run holds it. No

@@ -17,6 +17,9 @@ from parley.server.push._worker import PushOutbox, PushWorker
 from parley.stores import OutboxEntry, StoredEvent
 from parley.types import Task
 
+_READS = 3
+"""Reads of a task's push configs for one event while they keep changing meanwhile."""
+
 
 class PushService:
     """What the request handler needs to serve push (``RequestHandler.push``).
@@ -52,9 +55,8 @@ class PushService:
         task as it will be once the event is folded into ``task`` (the live task as the
         events stored with this one leave it)."""
         targets = live.push_configs
-        if targets is None:  # read once per live task; set/delete here refresh it
-            versions = await self.configs.store.push_config_versions(live.task_id)
-            targets = live.push_configs = tuple(versions.items())
+        if targets is None:  # read once per live task and again after each change
+            targets = await self._targets(live)
         if not targets:
             return ()
         # the Task as it will be once this event is folded in: the live task must not
@@ -73,6 +75,18 @@ class PushService:
             )
             for config_id, version in targets
         ]
+
+    async def _targets(self, live: LiveTask) -> tuple[tuple[str, str], ...]:
+        """The task's push configs as the store has them. Kept in ``live`` only when
+        none was changed during the read: a change stored meanwhile may be missing from
+        what was read, and keeping it would undo the change for every later event."""
+        for _ in range(_READS):
+            changes = live.push_changes
+            versions = await self.configs.store.push_config_versions(live.task_id)
+            if live.push_changes == changes:
+                live.push_configs = tuple(versions.items())
+                return live.push_configs
+        return tuple(versions.items())  # changing all the time: this event takes the last
 
     def wake(self) -> None:
         self.worker.wake()
