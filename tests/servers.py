@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import re
 import socket
 import subprocess
 import sys
@@ -29,7 +30,9 @@ def free_port(host: str = "127.0.0.1") -> int:
 def listening_socket(host: str = "127.0.0.1", port: int | None = None) -> socket.socket:
     """A socket bound to ``port`` (or a free one) for uvicorn to serve on (``sockets=``):
     the port is held from here on, so nothing the app starts first (a gRPC server on
-    port 0, during lifespan start-up, before uvicorn binds) can be given it meanwhile."""
+    port 0, during lifespan start-up, before uvicorn binds) can be given it meanwhile.
+    Until uvicorn listens on it, a connection to it is refused, as to a server that is
+    down: a test can hold a webhook's port this way while the webhook is "down"."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port or 0))
@@ -43,12 +46,14 @@ def running(
     host: str = "127.0.0.1",
     timeout: float = 10.0,
     port: int | None = None,
+    sock: socket.socket | None = None,
     **config: Any,
 ) -> Iterator[str]:
-    """Serve ``app`` on uvicorn (on ``port``, or a free one) and yield its base URL
+    """Serve ``app`` on uvicorn (on ``sock``, a socket ``listening_socket`` bound and
+    held since; or on ``port``, or a free one) and yield its base URL
     (``http://127.0.0.1:PORT``, or ``https://`` when ``config`` has ``ssl_certfile``);
     ``config`` goes to uvicorn."""
-    sock = listening_socket(host, port)
+    sock = sock or listening_socket(host, port)
     port = sock.getsockname()[1]
     settings = uvicorn.Config(
         app, host=host, port=port, log_level="warning", lifespan="on", **config
@@ -71,31 +76,63 @@ def running(
         thread.join(timeout)
 
 
+PARLEY = str(Path(sys.executable).with_name("parley"))
+START = 90.0
+"""Seconds ``parley serve`` may take to answer: its imports alone took over 30 s on a
+machine loaded by eight test runs at once."""
+_BANNER = re.compile(rb"serving .* at (http://\S+?)/?\s")
+
+
+def start_parley(
+    arguments: list[str], log: Path, *, port: int = 0, cwd: Path = ROOT
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``parley serve ARGUMENTS --port PORT`` (stderr appended to ``log``); with
+    port 0 the system picks a free one when it binds, so no other server can take it
+    between a pick and the bind. Returns the process and where its output starts in
+    ``log``, for ``parley_address``."""
+    with log.open("ab") as errors:
+        start = errors.tell()
+        process = subprocess.Popen(
+            [PARLEY, "serve", *arguments, "--port", str(port)],
+            cwd=cwd,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+    return process, start
+
+
+def parley_address(
+    process: subprocess.Popen[bytes], log: Path, start: int, timeout: float = START
+) -> str:
+    """The base URL (``http://127.0.0.1:PORT``) a ``parley serve`` started with
+    ``start_parley`` says it serves at, once its ``/health`` answers there."""
+    deadline = time.monotonic() + timeout
+    base = None
+    while True:
+        if base is None:
+            with log.open("rb") as output:
+                output.seek(start)
+                found = _BANNER.search(output.read())
+            base = found.group(1).decode() if found else None
+        if base is not None:
+            with contextlib.suppress(httpx.TransportError):
+                if httpx.get(f"{base}/health", timeout=5).status_code == 200:
+                    return base
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"server did not start:\n{log.read_text()}")
+        time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def parley_serve(
-    arguments: list[str], log: Path, *, port: int | None = None, timeout: float = 30.0
+    arguments: list[str], log: Path, *, port: int = 0, timeout: float = START
 ) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
-    """``parley serve ARGUMENTS --port PORT`` in a subprocess (stderr appended to
-    ``log``), once its ``/health`` answers: yields the process and its base URL."""
-    port = free_port() if port is None else port
-    command = [str(Path(sys.executable).with_name("parley")), "serve", *arguments]
-    with log.open("ab") as errors:
-        process = subprocess.Popen(
-            [*command, "--port", str(port)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=errors
-        )
-    base = f"http://127.0.0.1:{port}"
+    """``parley serve ARGUMENTS --port PORT`` (default 0: a free port) in a subprocess
+    (stderr appended to ``log``), once its ``/health`` answers: yields the process and
+    its base URL."""
+    process, start = start_parley(arguments, log, port=port)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if httpx.get(f"{base}/health", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"server did not start:\n{log.read_text()}")
-            time.sleep(0.05)
-        yield process, base
+        yield process, parley_address(process, log, start, timeout)
     finally:
         if process.poll() is None:
             process.terminate()

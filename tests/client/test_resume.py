@@ -4,7 +4,6 @@ and parley's invariant: every event once, in order)."""
 from __future__ import annotations
 
 import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -24,11 +23,9 @@ from parley.client._client import send_params
 from parley.protocol import BY_NAME
 from parley.server._recovery import RESTARTED
 from parley.types import TaskState
-from tests.cli.test_serve import free_port
 from tests.client.agents import ticking_app
-from tests.servers import running
+from tests.servers import parley_address, running, start_parley
 
-ROOT = Path(__file__).resolve().parents[2]
 TICKS = 8
 PARAMS = send_params("go", None, None, None, None)
 
@@ -147,42 +144,26 @@ class _Counting(httpx.AsyncBaseTransport):
         await self.inner.aclose()
 
 
-def _parley_serve(port: int, database: Path) -> subprocess.Popen[bytes]:
-    command = [
-        str(Path(sys.executable).with_name("parley")),
-        "serve",
-        "tests.stores.slow_agent:agent",
-        "--db",
-        f"sqlite:///{database}",
-        "--port",
-        str(port),
-    ]
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def _parley_serve(database: Path, log: Path, port: int = 0) -> subprocess.Popen[bytes]:
+    """``parley serve`` of the slow agent on ``database`` (``log``: a file of its own)."""
+    arguments = ["tests.stores.slow_agent:agent", "--db", f"sqlite:///{database}"]
+    return start_parley(arguments, log, port=port)[0]
 
 
-async def _serving(base: str, process: subprocess.Popen[bytes]) -> None:
-    async with httpx.AsyncClient() as http:
-        for _ in range(400):  # at most 20 s
-            try:
-                if (await http.get(f"{base}/health")).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, "parley serve stopped"
-            await anyio.sleep(0.05)
-    raise AssertionError("parley serve did not start")
+async def _serving(process: subprocess.Popen[bytes], log: Path) -> str:
+    """The base URL of ``_parley_serve``'s process, once it answers there."""
+    return await anyio.to_thread.run_sync(parley_address, process, log, 0)
 
 
 async def test_a_stream_is_resumed_across_a_server_restart(tmp_path: Path) -> None:
     """Spec 7.9 with the default policy: the server is killed mid-stream and started
     again on the same database; the client keeps resubscribing with backoff until it
     answers, then gets the task's end (failed: the run was lost in the restart)."""
-    port, database = free_port(), tmp_path / "tasks.db"
-    base = f"http://127.0.0.1:{port}"
-    server = _parley_serve(port, database)
+    database = tmp_path / "tasks.db"
+    server = _parley_serve(database, tmp_path / "first.log")
     again: subprocess.Popen[bytes] | None = None
     try:
-        await _serving(base, server)
+        base = await _serving(server, tmp_path / "first.log")
         counting = _Counting()
         seen = 0
         async with (
@@ -196,7 +177,8 @@ async def test_a_stream_is_resumed_across_a_server_restart(tmp_path: Path) -> No
                 if seen == 5:
                     server.kill()
                     server.wait(10)
-                    again = _parley_serve(port, database)  # the client is already retrying
+                    port = int(base.rsplit(":", 1)[1])  # the client is already retrying
+                    again = _parley_serve(database, tmp_path / "again.log", port)
         assert tracker.state is TaskState.failed
         assert tracker.task is not None
         assert text_of(tracker.task.status.message) == RESTARTED
@@ -213,11 +195,9 @@ async def test_a_stream_whose_server_stays_down_ends_with_stream_interrupted(
 ) -> None:
     """Past ``resume_window`` the caller gets StreamInterruptedError (docs/client.md),
     with the last event id and the unreachable agent as its cause."""
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    server = _parley_serve(port, tmp_path / "tasks.db")
+    server = _parley_serve(tmp_path / "tasks.db", tmp_path / "serve.log")
     try:
-        await _serving(base, server)
+        base = await _serving(server, tmp_path / "serve.log")
         async with connect(base, resume_window=1.5) as client:
 
             async def follow_and_kill() -> None:

@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from tests.cli.test_serve import free_port
+from tests.servers import parley_serve
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
@@ -55,8 +56,9 @@ def test_uvicorn_serves_the_example(example: str, where: str) -> None:
     assert _card_of(command, cwd, port)["name"] == "Greeter"
 
 
-def test_parley_serve_serves_the_example_agent_with_its_card() -> None:
+def test_parley_serve_serves_the_example_agent_with_its_card(tmp_path: Path) -> None:
     """``module:agent`` with ``card`` beside it: parley builds the app, with --db."""
-    port = free_port()
-    command = [str(BIN / "parley"), "serve", "examples.greeter:greeter", "--port", str(port)]
-    assert _card_of([*command, "--db", "memory"], ROOT, port)["name"] == "Greeter"
+    arguments = ["examples.greeter:greeter", "--db", "memory"]
+    with parley_serve(arguments, tmp_path / "serve.log") as (_, base):
+        card = httpx.get(f"{base}/.well-known/agent-card.json", timeout=10).json()
+    assert card["name"] == "Greeter"

@@ -26,7 +26,7 @@ from parley.types import (
 )
 from tests.push.webhook import Webhook, webhook
 from tests.server.agents import ScriptedAgent, card
-from tests.servers import free_port, running
+from tests.servers import listening_socket, running
 
 FAST = PushRetry(first=0.05, longest=0.4, timeout=5.0)
 STATES = [TaskState.submitted, TaskState.working, *[TaskState.working] * 5, TaskState.completed]
@@ -125,12 +125,12 @@ async def test_429_with_retry_after_is_honoured(agent: str) -> None:
 async def test_a_receiver_down_for_a_while_gets_everything_after(
     agent: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/hook"
+    down = listening_socket()  # the webhook's port, refusing connections until it serves
+    url = f"http://127.0.0.1:{down.getsockname()[1]}/hook"
     with caplog.at_level(logging.INFO, logger="parley.push"):
         task = await _send(agent, "chunks 5", PushNotificationConfig(url=url))
         await _wait_for_log(caplog, "ConnectError")  # attempts failed while it was down
-        with webhook(AgentKeys.of_agent(agent), port=port) as (hook, _):
+        with webhook(AgentKeys.of_agent(agent), sock=down) as (hook, _):
             await hook.wait_for(len(STATES))
     assert [t.status.state for t in hook.tasks] == STATES
     assert hook.tasks[-1] == task

@@ -13,7 +13,7 @@ from parley.types import PushNotificationConfig, Task, TaskState
 from tests.push.push_agent import CHUNKS
 from tests.push.test_restart import _key, _postgres_database, _serve
 from tests.push.webhook import webhook
-from tests.servers import free_port
+from tests.servers import listening_socket
 
 UPDATES = 1 + CHUNKS + 1  # the task (created working by @agent), the chunks, completed
 
@@ -21,11 +21,10 @@ UPDATES = 1 + CHUNKS + 1  # the task (created working by @agent), the chunks, co
 @pytest.mark.postgres
 async def test_two_processes_deliver_each_notification_once(tmp_path: Path) -> None:
     key = _key(tmp_path)  # one key for both: the receiver verifies either one's posts
-    hook_port = free_port()
-    hook_url = f"http://127.0.0.1:{hook_port}/hook"
+    down = listening_socket()  # the webhook's port, refusing connections until it serves
+    hook_url = f"http://127.0.0.1:{down.getsockname()[1]}/hook"
     async with _postgres_database() as database:
-        one_port, two_port = free_port(), free_port()
-        with _serve(database, tmp_path / "one.log", one_port, key) as (_, one):
+        with _serve(database, tmp_path / "one.log", key) as (_, one):
             tasks = []
             async with await connect(one) as client:
                 for _ in range(3):  # finished while the webhook is down: all pending
@@ -34,8 +33,8 @@ async def test_two_processes_deliver_each_notification_once(tmp_path: Path) -> N
                     assert isinstance(task, Task)
                     tasks.append(task.id)
             with (
-                _serve(database, tmp_path / "two.log", two_port, key),
-                webhook(AgentKeys.of_agent(one), port=hook_port) as (hook, _),
+                _serve(database, tmp_path / "two.log", key),
+                webhook(AgentKeys.of_agent(one), down) as (hook, _),
             ):
                 await hook.wait_for(3 * UPDATES)
                 await asyncio.sleep(1.0)  # time for a duplicate to show, if there were one

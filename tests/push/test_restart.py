@@ -24,17 +24,17 @@ from parley.stores.sql import database_url
 from parley.types import PushNotificationConfig, Task, TaskState
 from tests.push.push_agent import CHUNKS
 from tests.push.webhook import webhook
-from tests.servers import free_port, parley_serve
+from tests.servers import listening_socket, parley_serve
 
 UPDATES = 1 + CHUNKS + 1  # the task (created working by @agent), the chunks, completed
 
 
 def _serve(
-    database: str, log: Path, port: int, key: Path
+    database: str, log: Path, key: Path
 ) -> AbstractContextManager[tuple[subprocess.Popen[bytes], str]]:
     arguments = ["tests.push.push_agent:agent", "--db", database]
     push = ["--allow-push-to", "127.0.0.1/32", "--signing-key", str(key)]
-    return parley_serve([*arguments, *push], log, port=port)
+    return parley_serve([*arguments, *push], log)
 
 
 def _key(directory: Path) -> Path:
@@ -85,10 +85,10 @@ async def test_pending_notifications_are_delivered_once_after_sigkill(
     kind: str, tmp_path: Path
 ) -> None:
     log, key = tmp_path / "server.log", _key(tmp_path)
-    agent_port, hook_port = free_port(), free_port()
-    base, hook_url = f"http://127.0.0.1:{agent_port}", f"http://127.0.0.1:{hook_port}/hook"
+    down = listening_socket()  # the webhook's port, refusing connections until it serves
+    hook_url = f"http://127.0.0.1:{down.getsockname()[1]}/hook"
     async with _database(kind, tmp_path) as database:
-        with _serve(database, log, agent_port, key) as (first, _):
+        with _serve(database, log, key) as (first, base):
             async with await connect(base) as client:
                 task = await client.send_message(
                     "go", push_notification_config=PushNotificationConfig(url=hook_url)
@@ -98,8 +98,10 @@ async def test_pending_notifications_are_delivered_once_after_sigkill(
             await asyncio.sleep(0.5)  # a few attempts fail against the closed port
             first.send_signal(signal.SIGKILL)
             first.wait(10)
-        keys = AgentKeys.of_agent(base)
-        with webhook(keys, port=hook_port) as (hook, _), _serve(database, log, agent_port, key):
+        with (
+            _serve(database, log, key) as (_, again),  # the same key, on a port of its own
+            webhook(AgentKeys.of_agent(again), down) as (hook, _),
+        ):
             await hook.wait_for(UPDATES)
             await asyncio.sleep(1.0)  # time for a duplicate to show, if there were one
     states = [t.status.state for t in hook.tasks]

@@ -8,6 +8,7 @@ against the agent's key set, as a real receiver would; without, it keeps what it
 from __future__ import annotations
 
 import asyncio
+import socket
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -96,9 +97,10 @@ class Webhook:
 
 @contextmanager
 def webhook(
-    keys: AgentKeys | None = None, port: int | None = None
+    keys: AgentKeys | None = None, sock: socket.socket | None = None
 ) -> Iterator[tuple[Webhook, str]]:
-    """A running webhook and its URL (``http://127.0.0.1:PORT/hook``)."""
+    """A running webhook (on ``sock`` when given: see ``listening_socket``) and its URL
+    (``http://127.0.0.1:PORT/hook``)."""
     hook = Webhook(keys)
-    with running(hook, port=port) as base:
+    with running(hook, sock=sock) as base:
         yield hook, f"{base}/hook"

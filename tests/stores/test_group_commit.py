@@ -14,9 +14,7 @@ import contextlib
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,9 +34,9 @@ from parley.types import (
     TaskStatus,
     TextPart,
 )
+from tests.servers import parley_serve
 from tests.stores.databases import sqlite_url
 
-ROOT = Path(__file__).resolve().parents[2]
 TASKS = 60
 
 
@@ -150,39 +148,15 @@ async def test_the_wal_is_checkpointed_into_the_database_while_the_writer_commit
 # -- kill -9 after the acknowledgement -----------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
-def _server(database: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+def _server(database: Path, log: Path) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """``parley serve`` (the demo agent) on ``database`` in a process of its own."""
-    port = _free_port()
-    command = [
-        str(Path(sys.executable).parent / "parley"), "serve", "--db", f"sqlite:///{database}",
-        "--port", str(port), "--log-level", "warning",
-    ]  # fmt: skip
-    process = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    url = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert process.poll() is None, "the server exited"
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(url + ".well-known/agent-card.json", timeout=2).is_success:
-                    break
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)
-        yield url, process
-    finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(10)
+    with parley_serve(["--db", f"sqlite:///{database}"], log) as (process, base):
+        try:
+            yield f"{base}/", process
+        finally:
+            if process.poll() is None:
+                process.kill()
 
 
 def _send(method: str, text: str, number: int) -> dict[str, Any]:
@@ -212,7 +186,7 @@ def test_completed_send_survives_kill_9(tmp_path: Path) -> None:
     """Each task a blocking message/send answered completed is there after SIGKILL."""
     database = tmp_path / "parley.db"
     answered: list[str] = []
-    with _server(database) as (url, process):
+    with _server(database, tmp_path / "serve.log") as (url, process):
         with httpx.Client(timeout=10) as client:
             for number in range(20):
                 result = client.post(url, json=_send("message/send", f"echo {number}", number))
@@ -221,7 +195,7 @@ def test_completed_send_survives_kill_9(tmp_path: Path) -> None:
                 answered.append(task["id"])
         os.kill(process.pid, signal.SIGKILL)
         process.wait(10)
-    with _server(database) as (url, _):
+    with _server(database, tmp_path / "serve.log") as (url, _):
         for number, task_id in enumerate(answered):
             task = _get(url, task_id)
             assert task["status"]["state"] == "completed"
@@ -232,7 +206,7 @@ def test_streamed_event_survives_kill_9(tmp_path: Path) -> None:
     """An artifact chunk a client has read from a stream is stored: after SIGKILL in the
     middle of the run, the restarted server reports the task with that chunk."""
     database = tmp_path / "parley.db"
-    with _server(database) as (url, process):
+    with _server(database, tmp_path / "serve.log") as (url, process):
         request = _send("message/stream", "write a report", 1)
         seen: list[dict[str, Any]] = []
         with httpx.stream("POST", url, json=request, timeout=10) as response:
@@ -245,7 +219,7 @@ def test_streamed_event_survives_kill_9(tmp_path: Path) -> None:
         process.wait(10)
     task_id = seen[0]["id"]
     chunk = seen[-1]["artifact"]["parts"][0]["text"]
-    with _server(database) as (url, _):
+    with _server(database, tmp_path / "serve.log") as (url, _):
         task = _get(url, task_id)
         texts = [part["text"] for part in task["artifacts"][0]["parts"]]
         assert texts[0] == chunk

@@ -15,7 +15,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import uuid
@@ -40,13 +39,6 @@ ROOT = Path(__file__).resolve().parents[2]
 PARLEY = str(Path(sys.executable).with_name("parley"))
 LEASE_TTL = 2.0
 REDIS = "redis://127.0.0.1:6379/0"
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 async def _admin(statement: str) -> None:
@@ -181,7 +173,7 @@ def test_a_second_process_on_one_sqlite_file_is_refused(tmp_path: Path) -> None:
     database = f"sqlite:///{tmp_path / 'one.db'}"
     with _serve(database, tmp_path / "first.log"):
         second = subprocess.run(
-            [PARLEY, "serve", "--db", database, "--port", str(_free_port())],
+            [PARLEY, "serve", "--db", database, "--port", "0"],
             capture_output=True,
             text=True,
             timeout=30,

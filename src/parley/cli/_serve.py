@@ -53,7 +53,9 @@ def serve(
         ),
     ] = None,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    port: Annotated[
+        int, typer.Option(help="Port to listen on; 0: a free one, shown in the first line.")
+    ] = 8000,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
     db: Annotated[
         str | None,
@@ -143,7 +145,8 @@ def serve(
         suppress(KeyboardInterrupt),  # Ctrl-C: uvicorn stopped, then the agent
         asyncio.Runner(loop_factory=config.get_loop_factory()) as runner,  # uvloop if there
     ):
-        runner.run(_serve(app, server, listener, db, _banner(app, host, port)))
+        bound = listener.getsockname()[1]  # --port 0: the one the system gave
+        runner.run(_serve(app, server, listener, db, _banner(app, host, bound)))
 
 
 async def _serve(
@@ -156,7 +159,7 @@ async def _serve(
         try:
             async with app.lifespan():
                 started = True
-                console.print(banner)
+                console.print(banner, soft_wrap=True)  # URLs whole, for people and scripts
                 await server.serve(sockets=[listener])
         except Exception as error:
             if started:
@@ -184,6 +187,9 @@ def _listen(host: str, port: int) -> socket.socket:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         listener.bind((host, port))
+        # listening from here: a client told the address by the banner is never refused
+        # (its connection waits in the backlog until uvicorn accepts)
+        listener.listen(2048)
     except OSError as error:
         listener.close()
         _fail(f"cannot listen on {host}:{port}: {error.strerror or error} (another server?)")
