@@ -154,3 +154,33 @@ def test_a_card_error_keeps_the_whole_url(tmp_path: Path) -> None:
     first = result.stderr.strip().splitlines()[0]
     assert str(path) in first
     assert first.endswith("is not a valid agent card:")
+
+
+def test_a_tenant_keeps_its_tasks_apart(agent_url: str) -> None:
+    """v1.0.1 §8.3.2: ``--tenant`` goes in every request (JSON-RPC and HTTP+JSON alike);
+    another tenant, or none, does not find the task."""
+    sent = parley("send", agent_url, "book a flight", "--tenant", "acme", "--json")
+    assert sent.returncode == 0, sent.stderr
+    task = json.loads(sent.stdout)
+    for transport in ("jsonrpc", "rest"):
+        found = parley("get", agent_url, task["id"], "--tenant", "acme", "-t", transport)
+        assert found.returncode == 0, found.stderr
+        assert "input-required" in found.stdout
+        for elsewhere in (("--tenant", "globex"), ()):
+            missing = parley("get", agent_url, task["id"], *elsewhere, "-t", transport)
+            assert missing.returncode == 5, missing.stderr
+            assert "TaskNotFoundError" in missing.stderr
+    answered = parley(
+        "send", agent_url, "from Oslo to Rome", "--task", task["id"], "--tenant", "acme"
+    )
+    assert answered.returncode == 0, answered.stderr
+    canceled = parley("cancel", agent_url, task["id"], "--tenant", "acme")
+    assert canceled.returncode == 0, canceled.stderr
+    assert "canceled" in canceled.stdout
+
+
+def test_a_tenant_is_not_dropped_in_silence(agent_url: str) -> None:
+    """v0.3 requests carry no tenant: asking for one there is refused, not ignored."""
+    refused = parley("get", agent_url, "t-1", "--tenant", "acme", "--protocol", "0.3")
+    assert refused.returncode == 2
+    assert "--tenant is A2A 1.0's" in refused.stderr

@@ -14,24 +14,10 @@ import typer
 
 from parley.cli._common import (
     URL,
-    APIKeyOption,
-    BearerOption,
     Connection,
-    HeaderOption,
-    ProtocolOption,
-    TransportOption,
+    agent_command,
     out,
     run,
-)
-from parley.cli._credentials import (
-    BasicOption,
-    CAOption,
-    CertOption,
-    KeyOption,
-    MoreCredentials,
-    OAuthOption,
-    ScopeOption,
-    TokenURLOption,
 )
 from parley.cli._render import show_result, state_line
 from parley.cli._talk import follow
@@ -59,34 +45,16 @@ class Conversation:
             self.tracker = TaskTracker()
 
 
+@agent_command()
 def chat(
     url: URL,
     save_dir: Annotated[
         Path, typer.Option("--save-dir", help="Where files the agent sends are saved.")
     ] = Path("."),
-    transport: TransportOption = None,
-    protocol: ProtocolOption = None,
-    bearer: BearerOption = None,
-    api_key: APIKeyOption = None,
-    header: HeaderOption = None,
-    basic: BasicOption = None,
-    oauth: OAuthOption = None,
-    token_url: TokenURLOption = None,
-    scope: ScopeOption = None,
-    cert: CertOption = None,
-    key: KeyOption = None,
-    ca: CAOption = None,
+    *,
+    connection: Connection,
 ) -> None:
     """Talk with an agent, turn after turn, in one context."""
-    connection = Connection(
-        url,
-        transport,
-        bearer,
-        api_key,
-        header,
-        protocol,
-        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
-    )
 
     async def action() -> None:
         async with connection.open() as client:

@@ -4,6 +4,7 @@ turning every error a person meets into one clear line."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -14,7 +15,16 @@ from typing import Annotated, Any, NoReturn, TypeVar
 import typer
 from rich.console import Console
 
-from parley.cli._credentials import MoreCredentials
+from parley.cli._credentials import (
+    BasicOption,
+    CAOption,
+    CertOption,
+    KeyOption,
+    MoreCredentials,
+    OAuthOption,
+    ScopeOption,
+    TokenURLOption,
+)
 from parley.client import (
     PROTOCOLS,
     AgentUnreachableError,
@@ -38,6 +48,7 @@ from parley.protocol import (
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class ExitCode(IntEnum):
@@ -89,8 +100,19 @@ HeaderOption = Annotated[
 ]
 
 
+TenantOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tenant",
+        envvar="PARLEY_TENANT",
+        help="A2A v1.0: the tenant to send in every request, instead of the one the "
+        "agent's card gives its interface (v0.3 requests carry none).",
+    ),
+]
+
+
 class Connection:
-    """How to reach the agent, from the common options."""
+    """How to reach the agent, from the common options (``agent_command`` reads them)."""
 
     def __init__(
         self,
@@ -101,14 +123,18 @@ class Connection:
         headers: list[str] | None = None,
         protocol: str | None = None,
         more: MoreCredentials | None = None,
+        tenant: str | None = None,
     ) -> None:
         self.url = url
+        self.tenant = tenant
         if transport is not None and transport.lower() not in ("jsonrpc", "grpc", "rest"):
             fail(
                 ExitCode.usage,
                 f"--transport must be one of jsonrpc, grpc, rest (not {transport!r})",
             )
         check_protocol(protocol)
+        if tenant is not None and protocol not in (None, "1.0"):
+            fail(ExitCode.usage, f"--tenant is A2A 1.0's: a {protocol} request carries none")
         self.transport = transport
         self.protocol = protocol
         self.interceptors: list[ClientInterceptor] = []
@@ -136,6 +162,7 @@ class Connection:
             interceptors=self.interceptors,
             protocol=self.protocol,
             tls=self.tls,
+            tenant=self.tenant,
         )
         async with AsyncExitStack() as stack:
             try:
@@ -145,9 +172,92 @@ class Connection:
                     raise
                 hint = _HOW_TO_SERVE[self.transport.lower()]  # no interface of that kind
                 raise ClientError(f"{error.message}. {hint}") from None
+            if self.tenant is not None and _protocol_of(client) != "1.0":
+                fail(
+                    ExitCode.usage,
+                    f"--tenant is A2A 1.0's, and the agent at {self.url} is spoken to in "
+                    f"{_protocol_of(client)}: it would not be sent",
+                )
             yield client
             # after the answer, so that an error stays one line
             err.print(f"[dim]{speaking(client)}[/]", soft_wrap=True)
+
+
+_SHARED: list[tuple[str, Any]] = [
+    ("transport", TransportOption),
+    ("protocol", ProtocolOption),
+    ("tenant", TenantOption),
+    ("bearer", BearerOption),
+    ("api_key", APIKeyOption),
+    ("header", HeaderOption),
+    ("basic", BasicOption),
+    ("oauth", OAuthOption),
+    ("token_url", TokenURLOption),
+    ("scope", ScopeOption),
+    ("cert", CertOption),
+    ("key", KeyOption),
+    ("ca", CAOption),
+]
+"""The options every command that talks to an agent takes, in the order --help lists
+them (after the command's own)."""
+
+
+def agent_command(*, transport: bool = True) -> Callable[[F], F]:
+    """Give a command that talks to an agent the shared options (``_SHARED``; without
+    ``--transport`` when ``transport`` is false), read into one ``Connection``.
+
+    The command is written as ``def send(url: URL, ..., connection: Connection)``: the
+    ``connection`` parameter is replaced, in what typer sees, by those options.
+    """
+
+    def decorate(command: F) -> F:
+        signature = inspect.signature(command, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.name != "connection"]
+        shared = [(n, a) for n, a in _SHARED if transport or n != "transport"]
+        extra = [
+            inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=a)
+            for n, a in shared
+        ]
+
+        def with_options(url: str, *args: Any, **options: Any) -> Any:
+            given = {name: options.pop(name) for name, _ in shared}
+            more = MoreCredentials(
+                given["basic"],
+                given["oauth"],
+                given["token_url"],
+                tuple(given["scope"] or ()),
+                given["cert"],
+                given["key"],
+                given["ca"],
+            )
+            connection = Connection(
+                url,
+                given.get("transport"),
+                given["bearer"],
+                given["api_key"],
+                given["header"],
+                given["protocol"],
+                more,
+                given["tenant"],
+            )
+            return command(url, *args, connection=connection, **options)
+
+        with_options.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=[*own, *extra]
+        )
+        with_options.__annotations__ = {p.name: p.annotation for p in [*own, *extra]}
+        with_options.__name__ = command.__name__
+        with_options.__qualname__ = command.__qualname__
+        with_options.__doc__ = command.__doc__
+        with_options.__module__ = command.__module__
+        return with_options  # type: ignore[return-value]
+
+    return decorate
+
+
+def _protocol_of(client: Client) -> str:
+    interface = getattr(client.transport, "interface", None)
+    return "2025-early" if interface is None else str(interface.protocol)
 
 
 def speaking(client: Client) -> str:

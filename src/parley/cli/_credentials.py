@@ -21,7 +21,7 @@ OAuthOption = Annotated[
     typer.Option(
         "--oauth",
         envvar="PARLEY_OAUTH_CLIENT",
-        help="CLIENT_ID:SECRET: get an OAuth 2.0 token (client credentials) from the "
+        help="CLIENT_ID:SECRET, to get an OAuth 2.0 token (client credentials) from the "
         "card's token URL, or --token-url.",
     ),
 ]

@@ -16,31 +16,16 @@ from rich.status import Status
 
 from parley.cli._common import (
     URL,
-    APIKeyOption,
-    BearerOption,
     Connection,
     ExitCode,
-    HeaderOption,
     JsonOption,
-    ProtocolOption,
-    TransportOption,
-    check_protocol,
+    agent_command,
     err,
     fail,
     out,
     parse_json,
     print_json,
     run,
-)
-from parley.cli._credentials import (
-    BasicOption,
-    CAOption,
-    CertOption,
-    KeyOption,
-    MoreCredentials,
-    OAuthOption,
-    ScopeOption,
-    TokenURLOption,
 )
 from parley.cli._render import (
     show_card,
@@ -71,10 +56,10 @@ SaveOption = Annotated[
 ]
 
 
+@agent_command(transport=False)
 def card(
     url: URL,
     json_output: JsonOption = False,
-    protocol: ProtocolOption = None,
     extended: Annotated[
         bool,
         typer.Option("--extended", help="Show the authenticated extended card (give credentials)."),
@@ -93,21 +78,10 @@ def card(
     signature_policy: Annotated[
         str, typer.Option("--signature-policy", help="off, if-present or require.")
     ] = "require",
-    bearer: BearerOption = None,
-    api_key: APIKeyOption = None,
-    header: HeaderOption = None,
-    basic: BasicOption = None,
-    oauth: OAuthOption = None,
-    token_url: TokenURLOption = None,
-    scope: ScopeOption = None,
-    cert: CertOption = None,
-    key: KeyOption = None,
-    ca: CAOption = None,
+    *,
+    connection: Connection,
 ) -> None:
     """Fetch an agent card, check it, and show it (the extended card with --extended)."""
-    check_protocol(protocol)
-    more = MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca)
-    connection = Connection(url, None, bearer, api_key, header, protocol, more)
     verifier = card_verifier(url, trusted_jwks, signature_policy) if verify else None
 
     async def action() -> None:
@@ -117,7 +91,9 @@ def card(
         else:
             tls = connection.tls
             async with httpx.AsyncClient(verify=tls.ssl_context() if tls else True) as http:
-                agent_card = await fetch_card(url, http, protocol=protocol, verifier=verifier)
+                agent_card = await fetch_card(
+                    url, http, protocol=connection.protocol, verifier=verifier
+                )
         if json_output:
             print_json(agent_card)
         else:
@@ -147,6 +123,7 @@ def card_verifier(url: str, trusted_jwks: str | None, policy: str) -> CardVerifi
     return CardVerifier(keys, policy)
 
 
+@agent_command()
 def send(
     url: URL,
     text: Annotated[str, typer.Argument(help="The message text.")],
@@ -171,31 +148,12 @@ def send(
         str | None,
         typer.Option("--push-token", help="Token the agent sends with each push notification."),
     ] = None,
-    transport: TransportOption = None,
-    protocol: ProtocolOption = None,
     json_output: JsonOption = False,
-    bearer: BearerOption = None,
-    api_key: APIKeyOption = None,
-    header: HeaderOption = None,
-    basic: BasicOption = None,
-    oauth: OAuthOption = None,
-    token_url: TokenURLOption = None,
-    scope: ScopeOption = None,
-    cert: CertOption = None,
-    key: KeyOption = None,
-    ca: CAOption = None,
+    *,
+    connection: Connection,
 ) -> None:
     """Send a message; print the reply (exit 1 if the task fails)."""
     parts = message_parts(text, file or [], data)
-    connection = Connection(
-        url,
-        transport,
-        bearer,
-        api_key,
-        header,
-        protocol,
-        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
-    )
     push = None if push_url is None else PushNotificationConfig(url=push_url, token=push_token)
 
     async def action() -> TaskState | None:
@@ -221,6 +179,7 @@ def send(
     finish(run(action))
 
 
+@agent_command()
 def get(
     url: URL,
     task_id: Annotated[str, typer.Argument(help="The task's id.")],
@@ -228,30 +187,11 @@ def get(
         int | None, typer.Option("--history", help="How many history messages to show.")
     ] = None,
     save_dir: SaveOption = Path("."),
-    transport: TransportOption = None,
-    protocol: ProtocolOption = None,
     json_output: JsonOption = False,
-    bearer: BearerOption = None,
-    api_key: APIKeyOption = None,
-    header: HeaderOption = None,
-    basic: BasicOption = None,
-    oauth: OAuthOption = None,
-    token_url: TokenURLOption = None,
-    scope: ScopeOption = None,
-    cert: CertOption = None,
-    key: KeyOption = None,
-    ca: CAOption = None,
+    *,
+    connection: Connection,
 ) -> None:
     """Show a task (exit 1 if it failed, was rejected or canceled)."""
-    connection = Connection(
-        url,
-        transport,
-        bearer,
-        api_key,
-        header,
-        protocol,
-        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
-    )
 
     async def action() -> TaskState:
         async with connection.open() as client:
@@ -266,33 +206,15 @@ def get(
     finish(run(action))
 
 
+@agent_command()
 def cancel(
     url: URL,
     task_id: Annotated[str, typer.Argument(help="The task's id.")],
-    transport: TransportOption = None,
-    protocol: ProtocolOption = None,
     json_output: JsonOption = False,
-    bearer: BearerOption = None,
-    api_key: APIKeyOption = None,
-    header: HeaderOption = None,
-    basic: BasicOption = None,
-    oauth: OAuthOption = None,
-    token_url: TokenURLOption = None,
-    scope: ScopeOption = None,
-    cert: CertOption = None,
-    key: KeyOption = None,
-    ca: CAOption = None,
+    *,
+    connection: Connection,
 ) -> None:
     """Cancel a task."""
-    connection = Connection(
-        url,
-        transport,
-        bearer,
-        api_key,
-        header,
-        protocol,
-        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
-    )
 
     async def action() -> None:
         async with connection.open() as client:
@@ -305,34 +227,16 @@ def cancel(
     run(action)
 
 
+@agent_command()
 def resubscribe(
     url: URL,
     task_id: Annotated[str, typer.Argument(help="The task's id.")],
     save_dir: SaveOption = Path("."),
-    transport: TransportOption = None,
-    protocol: ProtocolOption = None,
     json_output: JsonOption = False,
-    bearer: BearerOption = None,
-    api_key: APIKeyOption = None,
-    header: HeaderOption = None,
-    basic: BasicOption = None,
-    oauth: OAuthOption = None,
-    token_url: TokenURLOption = None,
-    scope: ScopeOption = None,
-    cert: CertOption = None,
-    key: KeyOption = None,
-    ca: CAOption = None,
+    *,
+    connection: Connection,
 ) -> None:
     """Follow a task's events until its run ends."""
-    connection = Connection(
-        url,
-        transport,
-        bearer,
-        api_key,
-        header,
-        protocol,
-        MoreCredentials(basic, oauth, token_url, tuple(scope or ()), cert, key, ca),
-    )
 
     async def action() -> TaskState | None:
         async with connection.open() as client:
