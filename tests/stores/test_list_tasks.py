@@ -173,6 +173,30 @@ async def test_the_order_is_the_status_timestamp(store: Store) -> None:
     assert _ids(working.tasks) == ["c", "b"]
 
 
+async def test_a_task_written_in_one_append_is_filed_as_event_by_event(store: Store) -> None:
+    """A task begun and finished in one write (what a blocking send to a simple agent
+    makes) is listed as writing its events one by one lists it: at the latest status
+    time among them (a status stamped earlier does not move it back), in its last state."""
+    log = _Log(store)
+    await log.add("a", StoredEvent(0, _stamped("a", TaskState.working, 30)))
+    await log.add(
+        "b",
+        StoredEvent(0, _stamped("b", TaskState.submitted, 10)),
+        _status("b", TaskState.working, 50),
+        _status("b", TaskState.working, 20),
+        _status("b", TaskState.completed, 60),
+        snapshot=_stamped("b", TaskState.completed, 60),
+    )
+    page = await store.list_tasks(TaskQuery())
+    assert _ids(page.tasks) == ["b", "a"]
+    assert page.tasks[0].status.state is TaskState.completed
+    assert _ids((await store.list_tasks(TaskQuery(state=TaskState.completed))).tasks) == ["b"]
+    assert _ids((await store.list_tasks(TaskQuery(state=TaskState.working))).tasks) == ["a"]
+    since = datetime.fromisoformat(_at(60)).timestamp()
+    assert _ids((await store.list_tasks(TaskQuery(touched_after=since))).tasks) == ["b"]
+    assert [stored.sequence for stored in await store.events("b")] == [1, 2, 3, 4]
+
+
 async def test_pages_stay_true_under_concurrent_writes(store: Store) -> None:
     """Cursor pages while other writers move tasks to the front: no task is listed
     twice, and every task that was not moved during the walk is listed, in order."""

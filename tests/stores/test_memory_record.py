@@ -181,6 +181,27 @@ async def test_a_finished_task_gives_back_its_snapshot_and_events(case: str) -> 
     assert found.sequence == len(events) == await store.last_sequence(task_id)
 
 
+@pytest.mark.parametrize("case", list(_cases()))
+async def test_a_task_begun_and_finished_in_one_append_gives_back_the_same(case: str) -> None:
+    """All of a task's events in one write with its final snapshot (a blocking send to a
+    simple agent): packed at once, read back whole."""
+    task_id, _, events = _cases()[case]
+    store = MemoryStore()
+    task: Task | None = None
+    for event in events:
+        task = apply(task, event)
+    assert task is not None
+    logged = [StoredEvent(sequence, event) for sequence, event in enumerate(events, start=1)]
+    await store.append(task_id, logged, snapshot=task)
+    stored = await store.events(task_id)
+    assert stored == logged
+    assert [e.event.to_json() for e in stored] == [e.to_json() for e in events]
+    found = await store.get(task_id)
+    assert found is not None
+    assert found.task.to_json() == task.to_json()
+    assert found.sequence == len(events) == await store.last_sequence(task_id)
+
+
 async def test_a_finished_task_appended_to_again_keeps_its_log() -> None:
     task_id, _, events = _cases()["echo"]
     store = MemoryStore()

@@ -53,6 +53,8 @@ from parley.stores._protocols import (
 from parley.stores._replay import replay
 from parley.types import Message, Task, TaskState, TaskStatusUpdateEvent
 
+_STATUS_EVENTS = (Task, TaskStatusUpdateEvent)
+
 
 @dataclass(slots=True)
 class _Entry:
@@ -77,6 +79,27 @@ def _key(scope: str, message_id: str) -> str:
 def _join(keys: str | None, key: str) -> str:
     """``keys`` with ``key`` added: each key prefixed with its length, so none is split."""
     return f"{keys or ''}{len(key)}:{key}"
+
+
+def _moves(
+    events: Sequence[StoredEvent], state: TaskState | None, stamp: str | None
+) -> tuple[float, str, TaskState, str | None] | None:
+    """Where the statuses among ``events`` file a task last filed at ``state`` and
+    ``stamp``: the latest status time among the ones that change it, the context, state
+    and timestamp of the last one; ``None`` if none changes it. Filing once at this is
+    filing at each in turn (a task keeps the latest status time it was filed at)."""
+    at: float | None = None
+    context_id = ""
+    for stored in events:
+        event = stored.event
+        if isinstance(event, _STATUS_EVENTS):
+            status = event.status
+            if status.state is not state or status.timestamp != stamp:
+                when = status_time(status)
+                if at is None or when > at:
+                    at = when
+                context_id, state, stamp = event.context_id, status.state, status.timestamp
+    return None if at is None or state is None else (at, context_id, state, stamp)
 
 
 def _split(keys: str) -> list[str]:
@@ -244,29 +267,50 @@ class MemoryStore(MemorySide):
         for part in batch:
             self._check_append(part)
         for part in batch:
-            entry = self._entry(part.task_id)
-            if part.owner is not None:
-                self._own(part.task_id, context_of(part.events), part.owner)
-            entry.events.extend(part.events)
+            self._append(part)
+
+    def _append(self, part: Append) -> None:
+        task_id, events, snapshot = part.task_id, part.events, part.snapshot
+        if part.owner is not None:
+            self._own(task_id, context_of(events), part.owner)
+        entry = self._tasks.get(task_id)
+        if (
+            entry is None
+            and snapshot is not None
+            and is_terminal(snapshot.status.state)
+            and task_id not in self._done
+        ):
+            self._finish(task_id, events, snapshot)
+        else:
+            entry = entry or self._entry(task_id)
+            entry.events.extend(events)
             entry.touched = time.time()
-            for stored in part.events:
-                event = stored.event
-                if isinstance(event, Task | TaskStatusUpdateEvent):
-                    status = event.status
-                    if status.state is not entry.state or status.timestamp != entry.stamp:
-                        self._file(
-                            part.task_id,
-                            entry,
-                            event.context_id,
-                            status.state,
-                            status_time(status),
-                        )
-                    entry.state, entry.stamp = status.state, status.timestamp
-            self._enqueue(part.outbox)
-            if part.snapshot is not None:
-                self._save(part.snapshot, part.events[-1].sequence if part.events else 0)
-            if part.release and part.lease is not None:
-                self._release(part.lease)
+            moved = _moves(events, entry.state, entry.stamp)
+            if moved is not None:
+                at, context_id, entry.state, entry.stamp = moved
+                self._file(task_id, entry, context_id, entry.state, at)
+            if snapshot is not None:
+                self._save(snapshot, events[-1].sequence if events else 0)
+        self._enqueue(part.outbox)
+        if part.release and part.lease is not None:
+            self._release(part.lease)
+
+    def _finish(self, task_id: str, events: Sequence[StoredEvent], task: Task) -> None:
+        """Store a task begun and finished in one append (a blocking send to a simple
+        agent): filed once, packed at once, never an ``_Entry``; what appending the
+        events and then saving the snapshot would leave."""
+        status = task.status
+        moved = _moves(events, None, None)
+        if moved is None or moved[2] is not status.state or moved[3] != status.timestamp:
+            when = status_time(status)
+            filed = when if moved is None else max(moved[0], when)
+        else:
+            filed = moved[0]
+        self._index.add(
+            task_id, Place(filed, status.state, task.context_id), self._owners.get(task_id)
+        )
+        sequence = events[-1].sequence if events else 0
+        self._done[task_id] = pack(task, sequence, events, time.time(), filed)
 
     def _check_append(self, part: Append) -> None:
         if part.lease is not None and not self._holds(part.lease):

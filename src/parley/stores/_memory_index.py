@@ -58,14 +58,19 @@ class SortedKeys:
         return view
 
     def add(self, key: str) -> None:
-        if not self._chunks:
+        maxes = self._maxes
+        if not maxes:
             self._chunks.append((key,))
-            self._maxes.append(key)
+            maxes.append(key)
             return
-        index = min(bisect_left(self._maxes, key), len(self._chunks) - 1)
-        chunk = self._chunks[index]
-        at = bisect_left(chunk, key)
-        chunk = (*chunk[:at], key, *chunk[at:])
+        if key > maxes[-1]:  # the usual case: status times mostly grow
+            index = len(maxes) - 1
+            chunk = self._chunks[index] + (key,)
+        else:
+            index = bisect_left(maxes, key)
+            chunk = self._chunks[index]
+            at = bisect_left(chunk, key)
+            chunk = (*chunk[:at], key, *chunk[at:])
         if len(chunk) > 2 * CHUNK:
             self._chunks[index : index + 1] = [chunk[:CHUNK], chunk[CHUNK:]]
             self._maxes[index : index + 1] = [chunk[CHUNK - 1], chunk[-1]]
