@@ -15,12 +15,15 @@ import json
 import os
 import signal
 import subprocess
+import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from parley.stores import StoredEvent
 from parley.stores.sql import SQLStore
@@ -141,6 +144,34 @@ async def test_the_wal_is_checkpointed_into_the_database_while_the_writer_commit
         while database.stat().st_size <= before:  # the checkpointer runs on its own time
             assert time.monotonic() < deadline, "the WAL was never checkpointed"
             await asyncio.sleep(0.05)
+    finally:
+        await store.aclose()
+
+
+def _nice(thread_id: int) -> int:
+    """A thread's nice value, as Linux keeps it (field 19 of its stat)."""
+    stat = Path(f"/proc/self/task/{thread_id}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[16])
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a nice value per thread is Linux's")
+async def test_the_checkpointer_runs_at_the_lowest_priority_and_the_loop_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """The checkpointer's thread yields the CPU to the event loop's (its checkpoints took
+    half the CPU from the requests in flight); the loop's thread keeps its priority."""
+    loop_nice = _nice(threading.get_native_id())
+    store = SQLStore(sqlite_url(tmp_path))
+    try:
+        await store.append("t", [StoredEvent(1, _task("t"))])  # starts the checkpointer
+        deadline = time.monotonic() + 10
+        while True:
+            found = [t for t in threading.enumerate() if t.name == "parley-sqlite-checkpoint"]
+            if found and found[0].native_id is not None and _nice(found[0].native_id) == 19:
+                break
+            assert time.monotonic() < deadline, "no checkpointer thread at nice 19"
+            await asyncio.sleep(0.01)
+        assert _nice(threading.get_native_id()) == loop_nice
     finally:
         await store.aclose()
 

@@ -24,7 +24,9 @@ to the interpreter's switch interval (5 ms) to get it back from a busy event loo
 every batch took a queue wake-up and a ``call_soon_threadsafe``; with the server on one
 CPU that was most of SQLite's cost and its p99. What may ``fsync``, the checkpoint that
 copies the WAL into the database, runs on a thread of its own (``_Checkpointer``, every
-``_CHECKPOINT_EVERY`` commits; the writer's automatic checkpoint is off).
+``_CHECKPOINT_EVERY`` commits; the writer's automatic checkpoint is off), at the lowest
+CPU priority: a checkpoint is milliseconds of CPU, and at the loop's priority it took
+half the CPU from every request in flight while it ran (the tail of the latency).
 
 The writer never waits for SQLite's write lock on the loop: the store's pooled
 SQLAlchemy connections (push configs, idempotency claims, retention) hold it across
@@ -45,7 +47,9 @@ import asyncio
 import contextlib
 import functools
 import operator
+import os
 import sqlite3
+import sys
 import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -282,6 +286,7 @@ class _Checkpointer:
         self._thread.join()
 
     def _serve(self) -> None:
+        _yield_cpu()
         connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
             while True:
@@ -293,3 +298,16 @@ class _Checkpointer:
                     connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         finally:
             connection.close()
+
+
+def _yield_cpu() -> None:
+    """Give the calling thread the lowest CPU priority (Linux: a nice value is per thread).
+
+    A checkpoint is milliseconds of CPU (tens at 64 connections: every page written since
+    the last one is copied into the database). At the priority of the event loop's thread
+    it took half the CPU from the loop while it ran, so every request in flight then
+    waited that long: the tail of the latency. At the lowest priority it runs when the
+    loop has nothing to do, or in the scheduler's small share of a busy CPU."""
+    if sys.platform == "linux":  # elsewhere the nice value would be the whole process's
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, 0, 19)
