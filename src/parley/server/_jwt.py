@@ -4,22 +4,22 @@ schemes, verified with PyJWT.
 Keys come from a key given in code, a JWKS URL, or a discovery document: OpenID Connect
 discovery (the ``openIdConnect`` scheme's ``openIdConnectUrl``) or OAuth 2.0
 authorization server metadata (RFC 8414, the ``oauth2`` scheme's ``oauth2MetadataUrl``),
-whose ``jwks_uri`` and ``issuer`` are used. Fetched keys are cached; a token signed by a
-key id the cache does not know makes it fetch again (at most once per
-``refresh_interval``), which is how a provider's key rotation reaches the server.
+whose ``jwks_uri`` and ``issuer`` are used. Fetched keys are cached (``AgentKeys``, the
+one fetch-and-cache of a key set, which the client's push receiver and card checks use
+too); a token signed by a key id the cache does not know makes it fetch again (at most
+every ``REFRESH_EVERY`` seconds), which is how a provider's key rotation reaches the server.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 from collections.abc import Sequence
 from typing import Any
 
 import httpx
 import jwt
 
+from parley.client import AgentKeys, ClientError, KeyNotFoundError
 from parley.protocol import InternalError, UnauthenticatedError
 from parley.server._auth import Check, Credentials
 from parley.server._card import CardError
@@ -29,92 +29,10 @@ from parley.types import OAuth2SecurityScheme, OpenIdConnectSecurityScheme, Secu
 
 logger = logging.getLogger("parley.server.auth")
 
+REFRESH_EVERY = 10.0
+"""Seconds: a token signed by a key not known yet refetches the keys at most this often."""
+
 DEFAULT_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "ES256", "ES384", "EdDSA")
-
-
-class KeySet:
-    """Signing keys from a JWKS URL or a discovery document, cached and refreshed."""
-
-    def __init__(
-        self,
-        *,
-        jwks_url: str | None = None,
-        discovery_url: str | None = None,
-        cache_seconds: float = 600.0,
-        refresh_interval: float = 10.0,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        self.jwks_url = jwks_url
-        self.discovery_url = discovery_url
-        self.issuer: str | None = None
-        self.cache_seconds = cache_seconds
-        self.refresh_interval = refresh_interval
-        self.http_client = http_client
-        self._keys: dict[str | None, jwt.PyJWK] = {}
-        self._fetched = -float("inf")
-        self._lock = asyncio.Lock()
-
-    async def key(self, key_id: str | None) -> jwt.PyJWK:
-        """The key ``key_id`` names (the only key, for a token without ``kid``)."""
-        if time.monotonic() - self._fetched > self.cache_seconds:
-            await self._refresh(self._fetched)
-        found = self._find(key_id)
-        if found is None and time.monotonic() - self._fetched > self.refresh_interval:
-            await self._refresh(self._fetched)  # a key we do not know yet: rotated?
-            found = self._find(key_id)
-        if found is None:
-            raise UnauthenticatedError(
-                "The bearer token is signed with a key this agent does not know"
-            )
-        return found
-
-    def _find(self, key_id: str | None) -> jwt.PyJWK | None:
-        if key_id is None and len(self._keys) == 1:
-            return next(iter(self._keys.values()))
-        return self._keys.get(key_id)
-
-    async def _refresh(self, seen: float) -> None:
-        async with self._lock:
-            if self._fetched != seen:
-                return  # another call refreshed while this one waited
-            try:
-                keys = await self._fetch()
-            except (httpx.HTTPError, ValueError, jwt.PyJWTError) as error:
-                logger.warning("could not fetch the token signing keys: %s", error)
-                if not self._keys:
-                    raise InternalError(
-                        "The agent could not fetch the keys to check the token; try again later"
-                    ) from None
-                self._fetched = time.monotonic() - self.cache_seconds + self.refresh_interval
-                return
-            self._keys = keys
-            self._fetched = time.monotonic()
-
-    async def _fetch(self) -> dict[str | None, jwt.PyJWK]:
-        client = self.http_client or httpx.AsyncClient(timeout=10.0)
-        try:
-            jwks_url = self.jwks_url
-            if self.discovery_url is not None:
-                document = await _get_json(client, self.discovery_url)
-                jwks_url = document.get("jwks_uri")
-                self.issuer = document.get("issuer")
-                if not isinstance(jwks_url, str):
-                    raise ValueError(f"{self.discovery_url} names no jwks_uri")
-            assert jwks_url is not None
-            keys = jwt.PyJWKSet.from_dict(await _get_json(client, jwks_url)).keys
-        finally:
-            if client is not self.http_client:
-                await client.aclose()
-        return {key.key_id: key for key in keys}
-
-
-async def _get_json(client: httpx.AsyncClient, url: str) -> dict[str, Any]:
-    response = await client.get(url)
-    response.raise_for_status()
-    document = response.json()
-    if not isinstance(document, dict):
-        raise ValueError(f"{url} did not answer a JSON object")
-    return document
 
 
 class JWTVerifier:
@@ -170,7 +88,7 @@ class JWTVerifier:
 
         return check
 
-    def _key_set(self, name: str, scheme: SecurityScheme) -> KeySet | None:
+    def _key_set(self, name: str, scheme: SecurityScheme) -> AgentKeys | None:
         if self.key is not None:
             return None
         discovery = self.discovery_url
@@ -181,20 +99,21 @@ class JWTVerifier:
                 discovery = scheme.oauth2_metadata_url
         if discovery is None and self.jwks_url is None:
             raise CardError(f"JWTVerifier for {name!r} needs key, jwks_url or discovery_url")
-        return KeySet(
-            jwks_url=self.jwks_url,
+        return AgentKeys(
+            None if discovery else self.jwks_url,
             discovery_url=discovery,
-            cache_seconds=self.cache_seconds,
-            http_client=self.http_client,
+            max_age=self.cache_seconds,
+            refresh_every=REFRESH_EVERY,
+            http=self.http_client,
         )
 
-    async def decode(self, token: str, keys: KeySet | None) -> dict[str, Any]:
+    async def decode(self, token: str, keys: AgentKeys | None) -> dict[str, Any]:
         """The verified claims of ``token``; raises ``UnauthenticatedError`` saying why not."""
         try:
             header = jwt.get_unverified_header(token)
         except jwt.PyJWTError:
             raise UnauthenticatedError("The bearer token is not a JWT") from None
-        key = self.key if keys is None else await keys.key(header.get("kid"))
+        key = self.key if keys is None else await _signing_key(keys, header.get("kid"))
         issuer = self.issuer or (keys.issuer if keys is not None else None)
         required = ["exp"] + (["iss"] if issuer else []) + (["aud"] if self.audience else [])
         try:
@@ -213,6 +132,20 @@ class JWTVerifier:
 
     def challenge(self, name: str, scheme: SecurityScheme) -> str:
         return 'Bearer realm="a2a"'
+
+
+async def _signing_key(keys: AgentKeys, kid: str | None) -> jwt.PyJWK:
+    try:
+        return await keys.key(kid)
+    except KeyNotFoundError:
+        raise UnauthenticatedError(
+            "The bearer token is signed with a key this agent does not know"
+        ) from None
+    except ClientError as error:
+        logger.warning("could not fetch the token signing keys: %s", error.message)
+        raise InternalError(
+            "The agent could not fetch the keys to check the token; try again later"
+        ) from None
 
 
 def _reason(error: jwt.PyJWTError) -> str:
