@@ -42,12 +42,41 @@ def http_headers(context: ClientCallContext, *, stream: bool) -> dict[str, str]:
     return headers
 
 
+class HTTPBinding:
+    """What the HTTP transports share: the agent's URL, the timeouts, and the httpx
+    client (one shared, or their own, which ``aclose`` closes)."""
+
+    def __init__(
+        self, url: str, http_client: httpx.AsyncClient | None, timeouts: Timeouts | None
+    ) -> None:
+        self.url = url
+        self.timeouts = timeouts or Timeouts()
+        self._owns_client = http_client is None
+        self.http = http_client or httpx.AsyncClient()
+
+    async def aclose(self) -> None:
+        if self._owns_client:
+            await self.http.aclose()
+
+
+def is_event_stream(response: httpx.Response) -> bool:
+    return "text/event-stream" in response.headers.get("content-type", "")
+
+
 @dataclass(slots=True)
 class StreamPosition:
     """The last event id a stream delivered, for the error that says where it stopped."""
 
     last_event_id: int | None = None
     started: bool = False
+
+    def delivered(self, sse_id: str) -> int | None:
+        """The event id of an SSE ``id:`` line (``None`` unless a number), now the last
+        delivered."""
+        event_id = int(sse_id) if sse_id.isdigit() else None
+        if event_id is not None:
+            self.last_event_id = event_id
+        return event_id
 
 
 @contextmanager

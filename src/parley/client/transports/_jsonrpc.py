@@ -25,9 +25,11 @@ from parley.client._results import decode_result
 from parley.client._transport import ClientCallContext, StreamItem, Timeouts
 from parley.client.transports._dialect import v1_dialect
 from parley.client.transports._http import (
+    HTTPBinding,
     StreamPosition,
     http_headers,
     http_timeout,
+    is_event_stream,
     not_an_agent,
     refused,
     translated,
@@ -37,7 +39,7 @@ from parley.protocol._versions import V1_0
 from parley.types import A2AModel
 
 
-class JSONRPCTransport:
+class JSONRPCTransport(HTTPBinding):
     """Talks JSON-RPC 2.0 over HTTP to one agent URL.
 
     ``dialect``: the method names and shapes to speak (v0.3 by default; see
@@ -56,15 +58,12 @@ class JSONRPCTransport:
         protocol: str | None = None,
         **options: Any,
     ) -> None:
-        self.url = url
-        self.timeouts = timeouts or Timeouts()
+        super().__init__(url, http_client, timeouts)
         if dialect is None and protocol == V1_0:
             dialect = v1_dialect(options.get("tenant"))
         self.dialect: JSONRPCDialect = dialect or V0_3_CODEC
         self.version: dict[str, str] = {"A2A-Version": V1_0} if protocol == V1_0 else {}
         """The ``A2A-Version`` header of every request (v1.0.1 §3.6.1; none for 0.3)."""
-        self._owns_client = http_client is None
-        self.http = http_client or httpx.AsyncClient()
         self._ids = itertools.count(1)
 
     async def request(
@@ -107,25 +106,19 @@ class JSONRPCTransport:
                 timeout=http_timeout(self.timeouts, operation),
             ) as source:
                 response = source.response
-                if not _is_event_stream(response):
+                if not is_event_stream(response):
                     body = await response.aread()
                     for event in events(unwrap(request_id, response, body, self.dialect.error)):
                         yield StreamItem(event, None)
                     return
                 position.started = True
                 async for sse in source.aiter_sse():
-                    event_id = int(sse.id) if sse.id.isdigit() else None
                     result = unwrap(request_id, response, sse.data, self.dialect.error)
-                    if event_id is not None:
-                        position.last_event_id = event_id
+                    event_id = position.delivered(sse.id)
                     *first, last = events(result)
                     for event in first:  # made up by the dialect: no id of their own
                         yield StreamItem(event, None)
                     yield StreamItem(last, event_id)
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self.http.aclose()
 
 
 def create_jsonrpc_transport(
@@ -184,10 +177,6 @@ class _V0_3:
 
 
 V0_3_CODEC: JSONRPCDialect = _V0_3()
-
-
-def _is_event_stream(response: httpx.Response) -> bool:
-    return "text/event-stream" in response.headers.get("content-type", "")
 
 
 def unwrap(

@@ -27,9 +27,11 @@ from parley.client._results import decode_result_json
 from parley.client._transport import ClientCallContext, StreamItem, Timeouts
 from parley.client.transports._dialect import from_error_details, v1_dialect
 from parley.client.transports._http import (
+    HTTPBinding,
     StreamPosition,
     http_headers,
     http_timeout,
+    is_event_stream,
     not_an_agent,
     refused,
     translated,
@@ -54,7 +56,7 @@ from parley.types import A2AModel
 _EVENT_KEYS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
 
 
-class RESTTransport:
+class RESTTransport(HTTPBinding):
     """Talks HTTP+JSON to the agent whose REST base URL is ``url`` (``{url}/v1/...``).
 
     ``http_client``: an ``httpx.AsyncClient`` to share; without one the transport makes
@@ -69,10 +71,7 @@ class RESTTransport:
         timeouts: Timeouts | None = None,
         **options: Any,
     ) -> None:
-        self.url = url.rstrip("/")
-        self.timeouts = timeouts or Timeouts()
-        self._owns_client = http_client is None
-        self.http = http_client or httpx.AsyncClient()
+        super().__init__(url.rstrip("/"), http_client, timeouts)
 
     async def request(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
@@ -107,17 +106,12 @@ class RESTTransport:
                 timeout=http_timeout(self.timeouts, operation),
             ) as source:
                 response = source.response
-                if response.status_code >= 300 or "text/event-stream" not in response.headers.get(
-                    "content-type", ""
-                ):
+                if response.status_code >= 300 or not is_event_stream(response):
                     raise _error(operation, response, await response.aread())
                 position.started = True
                 async for sse in source.aiter_sse():
-                    event_id = int(sse.id) if sse.id.isdigit() else None
                     event = _event(operation, response, sse.data)
-                    if event_id is not None:
-                        position.last_event_id = event_id
-                    yield StreamItem(event, event_id)
+                    yield StreamItem(event, position.delivered(sse.id))
 
     def _http_call(
         self, operation: Operation, params: A2AModel | None
@@ -142,10 +136,6 @@ class RESTTransport:
             body = to_json(PROTO_OPERATIONS[operation.name].params_to_proto(params))
         return operation.rest_method, self.url + path, query, body
 
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self.http.aclose()
-
 
 def create_rest_transport(
     url: str, http_client: httpx.AsyncClient | None = None, **options: Any
@@ -157,7 +147,7 @@ def create_rest_transport(
     return RESTTransport(url, http_client, **options)
 
 
-class RESTv1Transport:
+class RESTv1Transport(HTTPBinding):
     """Talks v1.0 HTTP+JSON (v1.0.1 §11) to the agent whose base URL is ``url``: paths
     without ``/v1`` (``/message:send``, ``/tasks/{id}``), ProtoJSON bodies, GET
     parameters in the query, ``A2A-Version: 1.0``, and ``google.rpc.Status`` errors."""
@@ -170,10 +160,7 @@ class RESTv1Transport:
         timeouts: Timeouts | None = None,
         **options: Any,
     ) -> None:
-        self.url = url.rstrip("/")
-        self.timeouts = timeouts or Timeouts()
-        self._owns_client = http_client is None
-        self.http = http_client or httpx.AsyncClient()
+        super().__init__(url.rstrip("/"), http_client, timeouts)
         self.dialect = v1_dialect(options.get("tenant"))
 
     def _call(
@@ -222,23 +209,15 @@ class RESTv1Transport:
         with translated(self.url, position):
             async with httpx_sse.aconnect_sse(self.http, **call) as source:
                 response = source.response
-                if response.status_code >= 300 or "text/event-stream" not in response.headers.get(
-                    "content-type", ""
-                ):
+                if response.status_code >= 300 or not is_event_stream(response):
                     raise _v1_error(operation, response, await response.aread())
                 position.started = True
                 async for sse in source.aiter_sse():
                     payload = _json(response, sse.data)
                     if sse.event == "error" or (isinstance(payload, dict) and "error" in payload):
                         raise _v1_error(operation, response, sse.data.encode())
-                    event_id = int(sse.id) if sse.id.isdigit() else None
-                    if event_id is not None:
-                        position.last_event_id = event_id
-                    yield StreamItem(self.dialect.result(operation, params, payload), event_id)
-
-    async def aclose(self) -> None:
-        if self._owns_client:
-            await self.http.aclose()
+                    event = self.dialect.result(operation, params, payload)
+                    yield StreamItem(event, position.delivered(sse.id))
 
 
 def _query_value(value: Any) -> str:
