@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import json
 from typing import Any
 
 import pytest
@@ -17,7 +18,18 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from parley.protocol import ConversionError
-from parley.protocol.v1 import BY_V1_NAME, decode_request, encode_params, encode_result
+from parley.protocol.v1 import (
+    BY_V1_NAME,
+    decode_request,
+    decode_result,
+    encode_json,
+    encode_params,
+    encode_result,
+)
+from parley.protocol.v1._data import _moment
+from parley.protocol.v1._protojson import SEND_REQUEST
+from parley.protocol.v1._requests import send_from_v1
+from parley.types import Message, MessageSendParams, Task
 from tests.bindings.strategies import PARAMS, events, json_values, send_params, tasks
 
 SEND = BY_V1_NAME["send_message"]
@@ -126,3 +138,61 @@ def test_results_are_protojson_of_the_response(task: Any) -> None:
 @given(event=events)
 def test_stream_events_are_protojson_of_stream_response(event: Any) -> None:
     _parses_strictly(STREAM, encode_result(STREAM, event))
+
+
+def _normalised(wire: Any) -> Any:
+    """A core object's wire form as v1.0 keeps it: times as instants, no ``final`` (read
+    back from the state), empty values as unset."""
+    if isinstance(wire, dict):
+        return {
+            key: _moment(value) if key == "timestamp" else _normalised(value)
+            for key, value in wire.items()
+            if key != "final" and value not in ("", [])
+        }
+    if isinstance(wire, list):
+        return [_normalised(item) for item in wire]
+    return wire
+
+
+@settings(max_examples=100, deadline=None)
+@given(task=tasks, event=events)
+def test_what_is_written_reads_back_as_the_same_object(task: Any, event: Any) -> None:
+    """The compiled writers (``_protojson``) against the client's reader, through the
+    proto: a task, and every kind of stream event, come back as they were."""
+    for operation, value in ((BY_V1_NAME["get_task"], task), (STREAM, event), (SEND, event)):
+        if operation is SEND and not isinstance(value, Task | Message):
+            continue
+        back = decode_result(operation, json.loads(encode_json(operation, value)))
+        assert _normalised(back.to_wire()) == _normalised(value.to_wire())
+        assert json.loads(encode_json(operation, value)) == encode_result(operation, value)
+
+
+def _read_plainly(request: Any) -> Any:
+    """The compiled reader of SendMessage, from the request's JSON bytes; ``None`` when
+    it leaves the request to the slow path."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": request})
+    try:
+        return SEND_REQUEST.validate_json(body)["params"]
+    except ValidationError:
+        return None
+
+
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_the_compiled_reader_reads_what_it_takes_as_the_slow_path_does(
+    data: st.DataObject,
+) -> None:
+    """The JSON-RPC binding reads a plain SendMessage with one validation from bytes
+    (``SEND_REQUEST``) and every other one through ``_requests``: on whatever it accepts,
+    anywhere a value is replaced, the two give the same params."""
+    request = encode_params(SEND, data.draw(send_params))
+    assert _read_plainly(request) == send_from_v1_validated(request)
+    path = data.draw(st.sampled_from(_paths(request)))
+    bad = _replace(request, path, data.draw(json_values | st.sampled_from([[{}], {"x": 1}, ""])))
+    fast = _read_plainly(bad)
+    if fast is not None:
+        assert fast == send_from_v1_validated(bad)
+
+
+def send_from_v1_validated(request: Any) -> Any:
+    return MessageSendParams.model_validate(send_from_v1(request))

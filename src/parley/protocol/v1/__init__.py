@@ -7,7 +7,7 @@ which share these converters. Needs ``parley[grpc]`` (protobuf, googleapis-commo
 
 from parley.protocol._cards import card_from_v1, card_to_v1, interfaces_of
 from parley.protocol._errors import ConversionError
-from parley.protocol.v1._data import event_from_v1, event_to_v1, timestamp
+from parley.protocol.v1._data import event_from_v1, timestamp
 from parley.protocol.v1._errors import (
     DOMAIN,
     STATUS_DETAILS_METADATA,
@@ -34,6 +34,7 @@ from parley.protocol.v1._operations import (
     encode_result,
     to_proto,
 )
+from parley.protocol.v1._protojson import event_to_v1
 
 __all__ = [
     "BY_V1_JSONRPC_METHOD",

@@ -1,10 +1,10 @@
 """The v1.0 data model at the edge: parley's core objects <-> v1.0 ProtoJSON.
 
 The core is the v0.3 model (``parley.types``); v1.0 is a dialect translated here. Out:
-core objects -> ProtoJSON dicts of ``lf.a2a.v1``, read from the objects' attributes (no
-``to_wire()`` detour: this is the hot path of every v1.0 result and stream event). In:
-ProtoJSON as received -> the core's wire form (camelCase dicts), which the core model
-validates in one pass. What differs (v1.0.1 "what's new"):
+core tasks, messages and events are written by compiled serializers (``_protojson``),
+which call the helpers here where the versions differ; push configs and cards are built
+here as ProtoJSON dicts. In: ProtoJSON as received -> the core's wire form (camelCase
+dicts), which the core model validates in one pass. What differs (v1.0.1 "what's new"):
 
 - parts carry no ``kind``: ``text``, ``raw`` (bytes, base64 in JSON), ``url`` or ``data``
   is set, with ``mediaType`` and ``filename`` beside it (v0.3's ``file.mimeType`` and
@@ -32,16 +32,10 @@ from typing import Any
 from parley.protocol._errors import ConversionError
 from parley.protocol._states import is_final
 from parley.types import (
-    Artifact,
     DataPart,
-    Event,
     FileWithUri,
-    Message,
     Part,
-    Task,
     TaskState,
-    TaskStatus,
-    TaskStatusUpdateEvent,
     TextPart,
 )
 
@@ -206,23 +200,6 @@ def _standard_base64(text: Any) -> str:
 # -- messages, tasks ---------------------------------------------------------------------
 
 
-def message_to_v1(message: Message) -> Wire:
-    out: Wire = {"messageId": message.message_id} if message.message_id else {}
-    if message.context_id:
-        out["contextId"] = message.context_id
-    if message.task_id:
-        out["taskId"] = message.task_id
-    out["role"] = _ROLES[message.role]
-    out["parts"] = [part_to_v1(part) for part in message.parts]
-    if message.metadata is not None:
-        out["metadata"] = message.metadata
-    if message.extensions:
-        out["extensions"] = message.extensions
-    if message.reference_task_ids:
-        out["referenceTaskIds"] = message.reference_task_ids
-    return out
-
-
 _NOT_PASSED = frozenset({"role", "parts", "kind"})
 _ROLE_NUMBERS = {1: "user", 2: "agent"}
 
@@ -260,15 +237,6 @@ def message_from_v1(message: Any) -> Wire:
     return out
 
 
-def status_to_v1(status: TaskStatus) -> Wire:
-    out: Wire = {"state": _STATES[status.state]}
-    if status.message is not None:
-        out["message"] = message_to_v1(status.message)
-    if status.timestamp:
-        out["timestamp"] = timestamp(status.timestamp)
-    return out
-
-
 def status_from_v1(status: Wire) -> Wire:
     out: Wire = {"state": state_from_v1(status.get("state", ""))}
     if status.get("message"):
@@ -278,38 +246,10 @@ def status_from_v1(status: Wire) -> Wire:
     return out
 
 
-def artifact_to_v1(artifact: Artifact) -> Wire:
-    out: Wire = {"artifactId": artifact.artifact_id} if artifact.artifact_id else {}
-    if artifact.name:
-        out["name"] = artifact.name
-    if artifact.description:
-        out["description"] = artifact.description
-    if artifact.metadata is not None:
-        out["metadata"] = artifact.metadata
-    if artifact.extensions:
-        out["extensions"] = artifact.extensions
-    out["parts"] = [part_to_v1(part) for part in artifact.parts]
-    return out
-
-
 def artifact_from_v1(artifact: Wire) -> Wire:
     out = _copy(artifact, "artifactId", "name", "description", "metadata", "extensions")
     out["parts"] = [part_from_v1(part) for part in artifact.get("parts", ())]
     out.setdefault("artifactId", "")
-    return out
-
-
-def task_to_v1(task: Task) -> Wire:
-    out: Wire = {"id": task.id} if task.id else {}
-    if task.context_id:
-        out["contextId"] = task.context_id
-    if task.metadata is not None:
-        out["metadata"] = task.metadata
-    out["status"] = status_to_v1(task.status)
-    if task.artifacts:
-        out["artifacts"] = [artifact_to_v1(item) for item in task.artifacts]
-    if task.history:
-        out["history"] = [message_to_v1(item) for item in task.history]
     return out
 
 
@@ -325,28 +265,6 @@ def task_from_v1(task: Wire) -> Wire:
 
 
 # -- events ------------------------------------------------------------------------------
-
-
-def event_to_v1(event: Event) -> Wire:
-    """A core event as the ``StreamResponse`` one-of that carries it."""
-    if isinstance(event, Task):
-        return {"task": task_to_v1(event)}
-    if isinstance(event, Message):
-        return {"message": message_to_v1(event)}
-    out: Wire = {"taskId": event.task_id} if event.task_id else {}
-    if event.context_id:
-        out["contextId"] = event.context_id
-    if event.metadata is not None:
-        out["metadata"] = event.metadata
-    if isinstance(event, TaskStatusUpdateEvent):
-        out["status"] = status_to_v1(event.status)
-        return {"statusUpdate": out}
-    out["artifact"] = artifact_to_v1(event.artifact)
-    if event.append is not None:
-        out["append"] = event.append
-    if event.last_chunk is not None:
-        out["lastChunk"] = event.last_chunk
-    return {"artifactUpdate": out}
 
 
 def event_from_v1(response: Wire) -> Wire:

@@ -12,12 +12,13 @@ messages through the same readers and sends what ``to_proto`` makes of the resul
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from google.protobuf.message import Message as ProtoMessage
-from pydantic import TypeAdapter
+from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_json
 
 from parley.protocol._cards import card_from_v1, card_to_v1
@@ -29,18 +30,16 @@ from parley.protocol.v1._data import (
     Wire,
     _copy,
     event_from_v1,
-    event_to_v1,
     message_from_v1,
-    message_to_v1,
     push_config_to_v1,
     state_to_v1,
     task_from_v1,
     task_push_config_from_v1,
     task_push_config_to_v1,
-    task_to_v1,
 )
 from parley.protocol.v1._load import json_format, pb1
-from parley.types import Event, ListTasksResult, Message, MessageSendParams, Task
+from parley.protocol.v1._protojson import SEND_PARAMS, event_json, event_to_v1, to_v1, to_v1_json
+from parley.types import Event, ListTasksResult, MessageSendParams
 
 _EVENT = TypeAdapter[Any](Event)
 _MAX_EXACT_INT = 2**53
@@ -67,6 +66,9 @@ class V1Operation:
     result_to_v1: Callable[[Any], Wire]
     """Core result (a model, a list of models, or ``None``) -> response ProtoJSON dict."""
     result_from_v1: Callable[[Wire], Any]
+    result_json: Callable[[Any], bytes] | None = None
+    """Core result -> response JSON, compiled (``_protojson``) for the hot results;
+    ``None``: ``result_to_v1`` written as JSON."""
 
     @property
     def name(self) -> str:
@@ -82,7 +84,7 @@ def _wired(convert: Callable[[Wire], Wire]) -> Callable[[Any], Wire]:
 
 
 def _send_to_v1(model: MessageSendParams) -> Wire:
-    out: Wire = {"message": message_to_v1(model.message)}
+    out: Wire = {"message": to_v1(model.message)}
     params = model.to_wire()
     out.update(_copy(params, "metadata"))
     config = params.get("configuration")
@@ -117,7 +119,7 @@ def _list_tasks_to_v1(params: Wire) -> Wire:
 
 def _list_result_to_v1(result: ListTasksResult) -> Wire:
     return {
-        "tasks": [task_to_v1(task) for task in result.tasks],
+        "tasks": [to_v1(task) for task in result.tasks],
         "nextPageToken": result.next_page_token,
         "pageSize": result.page_size,
         "totalSize": result.total_size,
@@ -133,12 +135,6 @@ def _list_result_from_v1(result: Wire) -> ListTasksResult:
             "totalSize": result.get("totalSize", 0),
         }
     )
-
-
-def _send_result_to_v1(result: Task | Message) -> Wire:
-    if isinstance(result, Message):
-        return {"message": message_to_v1(result)}
-    return {"task": task_to_v1(result)}
 
 
 def _send_result_from_v1(result: Wire) -> Any:
@@ -171,8 +167,9 @@ def _row(name: str, *args: Any, **kwargs: Any) -> V1Operation:
 
 def _task_result() -> dict[str, Any]:
     return {
-        "result_to_v1": task_to_v1,
+        "result_to_v1": to_v1,
         "result_from_v1": lambda data: _model(BY_NAME["get_task"])(task_from_v1(data)),
+        "result_json": to_v1_json,
     }
 
 
@@ -180,6 +177,7 @@ def _event_result() -> dict[str, Any]:
     return {
         "result_to_v1": event_to_v1,
         "result_from_v1": lambda data: _EVENT.validate_python(event_from_v1(data)),
+        "result_json": event_json,
     }
 
 
@@ -214,8 +212,9 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         "SendMessage",
         "/message:send",
         pb1.SendMessageResponse,
-        result_to_v1=_send_result_to_v1,
+        result_to_v1=event_to_v1,
         result_from_v1=_send_result_from_v1,
+        result_json=event_json,
     ),
     _send(
         "stream_message",
@@ -379,6 +378,9 @@ def decode_request(operation: V1Operation, request: Any) -> Any:
         request = plain(json_format.MessageToDict(request))
     elif not isinstance(request, dict):
         raise ConversionError(f"{operation.request.DESCRIPTOR.name} must be a JSON object")
+    if operation.core.params is MessageSendParams:
+        with contextlib.suppress(ValidationError):  # not the plain form: read below
+            return SEND_PARAMS.validate_python(request)
     wire = operation.params_from_v1(request)
     params = operation.core.params
     return None if params is None or wire is None else params.model_validate(wire)
@@ -392,6 +394,8 @@ def encode_result(operation: V1Operation, result: Any) -> Wire:
 
 def encode_json(operation: V1Operation, result: Any) -> bytes:
     """``encode_result`` as JSON bytes: what the JSON-RPC and HTTP+JSON bindings send."""
+    if operation.result_json is not None:
+        return operation.result_json(result)
     data: bytes = to_json(operation.result_to_v1(result))
     return data
 

@@ -70,11 +70,13 @@ def send_from_v1(request: Wire) -> Wire:
         out["metadata"] = metadata
     config = request.get("configuration")
     if config is not None:
-        out["configuration"] = _configuration(_object(config, "configuration"))
+        out["configuration"] = configuration_from_v1(config)
     return out
 
 
-def _configuration(config: Wire) -> Wire:
+def configuration_from_v1(config: Any) -> Wire:
+    """``SendMessageConfiguration`` -> ``MessageSendConfiguration``."""
+    config = _object(config, "configuration")
     core = {
         name: value
         for name, value in config.items()

@@ -6,12 +6,15 @@ encodes the result straight to bytes. Only a request that fails validation takes
 slow path, which works out which JSON-RPC error it deserves and which ``id`` to echo.
 
 Several dialects share the endpoint (``parley.protocol.DIALECTS``: v0.3, the seed-002
-dialect, ...). A v0.3 request with no ``A2A-Version`` takes the fast path above; every
-other request (another dialect, an explicit version, or an invalid request) is parsed
-once into JSON and served through its dialect's method table (``_answer``): decode the
-params into the core params, check, call the handler, encode in the dialect's shapes.
-The handler never knows which dialect a request came in. On a method name dialects
-share, only a body holding a dialect's ``hint`` bytes leaves the fast path.
+dialect, ...). Two take the fast path above (``FastPath``): a v0.3 request with no
+``A2A-Version`` (or ``0.3``), and a v1.0 ``SendMessage`` or ``SendStreamingMessage``
+with ``A2A-Version: 1.0`` in its plain form (read and written by the compiled ProtoJSON
+of ``parley.protocol.v1._protojson``). Every other request (another dialect or method,
+another version, or an invalid request) is parsed once into JSON and served through its
+dialect's method table (``_answer``): decode the params into the core params, check,
+call the handler, encode in the dialect's shapes. The handler never knows which dialect
+a request came in. On a method name dialects share, only a body holding a dialect's
+``hint`` bytes leaves the fast path.
 
 A streaming method (``message/stream``, ``tasks/resubscribe``) always answers with an SSE
 stream (spec 3.3.1, 7): an error met before the first event, from invalid params to an
@@ -22,8 +25,8 @@ gets a plain ``application/json`` error.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -48,7 +51,7 @@ from parley.protocol import (
     recognise,
 )
 from parley.protocol._dialect import encode_result
-from parley.protocol._dialects import CLAIM_HINTS
+from parley.protocol._dialects import CLAIM_HINTS, DIALECTS_BY_NAME
 from parley.protocol._errors import shorten
 from parley.protocol._versions import V1_0
 from parley.server._context import CallContext
@@ -140,39 +143,43 @@ class JSONRPCBinding:
             return
         call = call_context(scope)
         version = call.headers.get("a2a-version") or _query_version(scope)
-        request = None
-        if not version or version == "0.3":
-            with contextlib.suppress(ValidationError):
-                request = _REQUEST.validate_json(body)
-        if request is None or (
-            not version
-            and request.method in SHARED_METHODS
-            and any(hint in body for hint in CLAIM_HINTS)
-        ):
+        fast = _FAST.get(version)
+        read = None if fast is None else fast.read(body, version)
+        if fast is None or read is None:
             await self._answer(body, call, receive, send, version)
             return
-        await self._serve(request, call, receive, send)
+        await self._serve(fast, *read, call, receive, send)
 
-    async def _serve(self, request: Any, call: CallContext, receive: Receive, send: Send) -> None:
-        """The fast path: a valid v0.3 request, decoded straight from bytes."""
-        operation = BY_JSONRPC_METHOD[request.method]
-        method = getattr(self.handler, operation.name)
+    async def _serve(
+        self,
+        fast: FastPath,
+        request_id: Any,
+        operation: Operation,
+        params: Any,
+        call: CallContext,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        """The fast path: a valid request of a dialect's hot methods, decoded straight
+        from bytes."""
+        dialect = fast.dialect
+        if dialect is not V0_3:
+            call.protocol_version = dialect.name
         try:
-            result = await method(request.params, call)
+            result = await getattr(self.handler, operation.name)(params, call)
         except Exception as error:
             problem = as_a2a_error(error)
-            await _fail(send, operation, failure(request.id, problem), _status(problem))
+            await _fail(send, operation, failure(request_id, problem, dialect), _status(problem))
             return
         if operation.streaming:
-            request_id = request.id
 
             def encode_error(problem: Exception) -> bytes:
-                return failure(request_id, as_a2a_error(problem))
+                return failure(request_id, as_a2a_error(problem), dialect)
 
-            encode = results(request_id, A2AModel.to_json)
+            encode = results(request_id, fast.encode_event)
             await stream_sse(receive, send, result, encode, encode_error)
         else:
-            await send_body(send, 200, success(request.id, result))
+            await send_body(send, 200, envelope(request_id, b"result", fast.encode(result)))
 
     async def _answer(
         self,
@@ -321,3 +328,62 @@ def parse(body: bytes) -> tuple[Any, str, Any]:
     if not isinstance(method, str):
         raise _Refused(request_id, InvalidRequestError('The "method" member must be a string'))
     return request_id, method, raw.get("params")
+
+
+@dataclass(frozen=True, slots=True)
+class FastPath:
+    """The methods of a dialect that are decoded straight from bytes, in one validation."""
+
+    dialect: Dialect
+    read: Callable[[bytes, str | None], tuple[Any, Operation, Any] | None]
+    """``read(body, version)``: the request's id, operation and core params, or ``None``
+    when the request is not one of them, or is not in the plain form this reads."""
+    encode: Callable[[Any], bytes]
+    """A result -> the JSON of the ``result`` member."""
+    encode_event: Callable[[Any], bytes]
+    """A stream event -> the JSON of its ``result`` member."""
+
+
+def _read_v0_3(body: bytes, version: str | None) -> tuple[Any, Operation, Any] | None:
+    try:
+        request = _REQUEST.validate_json(body)
+    except ValidationError:
+        return None
+    method = request.method
+    if not version and method in SHARED_METHODS and any(hint in body for hint in CLAIM_HINTS):
+        return None  # another dialect may claim it: see the module docs
+    return request.id, BY_JSONRPC_METHOD[method], request.params
+
+
+def _v1_fast() -> dict[str | None, FastPath]:
+    """v1.0's ``SendMessage`` and ``SendStreamingMessage``, when v1.0 is served."""
+    dialect = DIALECTS_BY_NAME.get(V1_0)
+    if dialect is None:  # pragma: no cover - the tests have parley[grpc]
+        return {}
+    from parley.protocol.v1 import BY_V1_JSONRPC_METHOD
+    from parley.protocol.v1._protojson import SEND_REQUEST, event_json
+
+    sends = {
+        name: BY_V1_JSONRPC_METHOD[name].core for name in ("SendMessage", "SendStreamingMessage")
+    }
+
+    def read(body: bytes, version: str | None) -> tuple[Any, Operation, Any] | None:
+        if b'"tenant"' in body:  # the tenant goes into the call: read by the slow path
+            return None
+        try:
+            request = SEND_REQUEST.validate_json(body)
+        except ValidationError:
+            return None
+        return request["id"], sends[request["method"]], request["params"]
+
+    return {V1_0: FastPath(dialect, read, event_json, event_json)}
+
+
+_V0_3_FAST = FastPath(V0_3, _read_v0_3, encode_result, A2AModel.to_json)
+_FAST: dict[str | None, FastPath] = {
+    None: _V0_3_FAST,
+    "": _V0_3_FAST,
+    "0.3": _V0_3_FAST,
+    **_v1_fast(),
+}
+"""The fast path of each ``A2A-Version`` value (none: v0.3); other values: the slow path."""
