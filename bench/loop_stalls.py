@@ -40,6 +40,16 @@ sys.path.insert(0, str(ROOT))
 from bench import profile_send  # noqa: E402
 
 
+def _voluntary_switches() -> int:
+    """How often this thread has given the CPU up (Linux): waiting for the GIL, or for
+    I/O; an event loop with work to do does neither otherwise."""
+    with open("/proc/thread-self/status") as status:
+        for line in status:
+            if line.startswith("voluntary_ctxt_switches:"):
+                return int(line.split()[1])
+    return 0
+
+
 def _quantiles(values: list[float]) -> dict[str, float]:
     if not values:
         return {}
@@ -71,6 +81,7 @@ class _Recorder:
         self.collections: dict[int, list[float]] = collections.defaultdict(list)
         self.sql: collections.Counter[str] = collections.Counter()
         self.flush_count = 0
+        self.switches = 0
         self.latency_cpu: list[float] = []
         self.latency_wall: list[float] = []
 
@@ -216,9 +227,11 @@ async def _run(options: argparse.Namespace, recorder: _Recorder) -> None:
                 recorder.latency_cpu.append(time.thread_time() - cpu)
                 recorder.latency_wall.append(time.perf_counter() - wall)
 
+        switches = _voluntary_switches()
         recorder.on = True
         await asyncio.gather(*(worker() for _ in range(options.concurrency)))
         recorder.on = False
+        recorder.switches = _voluntary_switches() - switches
     finally:
         await lifespan.aclose()
         close = getattr(store, "aclose", None)
@@ -250,6 +263,7 @@ def main() -> None:
         "latency_loop_cpu": _quantiles(recorder.latency_cpu),
         "latency_wall": _quantiles(recorder.latency_wall),
         "callbacks": _quantiles(recorder.callbacks),
+        "loop_gave_up_cpu": recorder.switches,
         "slowest": [
             [round(spent * 1e6), what]
             for spent, what in sorted(recorder.slowest, reverse=True)[: options.slowest]
