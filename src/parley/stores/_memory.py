@@ -260,19 +260,37 @@ class MemoryStore(MemorySide):
         release: bool = False,
         owner: str | None = None,
     ) -> None:
-        await self.append_many((Append(task_id, events, outbox, lease, snapshot, release, owner),))
+        # No Append built: this is every send's write.
+        self._check_append(task_id, events, lease)
+        self._append(task_id, events, outbox, lease, snapshot, release, owner)
 
     async def append_many(self, batch: Sequence[Append]) -> None:
         # Every check first, then every change: all or nothing, with no await between.
         for part in batch:
-            self._check_append(part)
+            self._check_append(part.task_id, part.events, part.lease)
         for part in batch:
-            self._append(part)
+            self._append(
+                part.task_id,
+                part.events,
+                part.outbox,
+                part.lease,
+                part.snapshot,
+                part.release,
+                part.owner,
+            )
 
-    def _append(self, part: Append) -> None:
-        task_id, events, snapshot = part.task_id, part.events, part.snapshot
-        if part.owner is not None:
-            self._own(task_id, context_of(events), part.owner)
+    def _append(
+        self,
+        task_id: str,
+        events: Sequence[StoredEvent],
+        outbox: Sequence[OutboxEntry],
+        lease: Lease | None,
+        snapshot: Task | None,
+        release: bool,
+        owner: str | None,
+    ) -> None:
+        if owner is not None:
+            self._own(task_id, context_of(events), owner)
         entry = self._tasks.get(task_id)
         if (
             entry is None
@@ -291,9 +309,10 @@ class MemoryStore(MemorySide):
                 self._file(task_id, entry, context_id, entry.state, at)
             if snapshot is not None:
                 self._save(snapshot, events[-1].sequence if events else 0)
-        self._enqueue(part.outbox)
-        if part.release and part.lease is not None:
-            self._release(part.lease)
+        if outbox:
+            self._enqueue(outbox)
+        if release and lease is not None:
+            self._release(lease)
 
     def _finish(self, task_id: str, events: Sequence[StoredEvent], task: Task) -> None:
         """Store a task begun and finished in one append (a blocking send to a simple
@@ -312,15 +331,13 @@ class MemoryStore(MemorySide):
         sequence = events[-1].sequence if events else 0
         self._done[task_id] = pack(task, sequence, events, time.time(), filed)
 
-    def _check_append(self, part: Append) -> None:
-        if part.lease is not None and not self._holds(part.lease):
-            raise LeaseLostError(lost(part.task_id))
-        events = part.events
-        if not events:
-            return
-        last = self._last(part.task_id)
-        if events[0].sequence <= last:
-            raise ValueError(duplicate(part.task_id, events))
+    def _check_append(
+        self, task_id: str, events: Sequence[StoredEvent], lease: Lease | None
+    ) -> None:
+        if lease is not None and not self._holds(lease):
+            raise LeaseLostError(lost(task_id))
+        if events and events[0].sequence <= self._last(task_id):
+            raise ValueError(duplicate(task_id, events))
 
     def _last(self, task_id: str) -> int:
         entry = self._tasks.get(task_id)

@@ -34,6 +34,7 @@ from parley.stores._protocols import StoredEvent
 from parley.types import (
     Artifact,
     Event,
+    Message,
     Task,
     TaskArtifactUpdateEvent,
     TaskState,
@@ -66,6 +67,7 @@ _CODES = [bytes((code,)) for code in range(2, 32) if code != 10]  # "\n" separat
 _PAIRS = tuple(zip(_TOKENS, _CODES, strict=False))
 _BACK = tuple(reversed(_PAIRS))
 _FLAGS = {None: b"n", True: b"t", False: b"f"}
+_STATUS_LINES = {final: b"S" + flag for final, flag in _FLAGS.items()}
 _UNFLAGS = {b"n": None, b"t": True, b"f": False}
 
 
@@ -150,32 +152,39 @@ def _lengthen(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
 
 
 def _told(event: Event, task: Task) -> bytes:
-    """``event`` as a line: where the snapshot holds its pieces, or its wire JSON."""
-    if isinstance(event, TaskStatusUpdateEvent):
-        if _ours(event, task) and event.metadata is None and _same_status(event.status, task):
-            return b"S" + _FLAGS[event.final]
-    elif isinstance(event, TaskArtifactUpdateEvent):
-        if _ours(event, task) and event.metadata is None:
+    """``event`` as a line: where the snapshot holds its pieces, or its wire JSON.
+
+    By exact type, each check written out: this runs for every event of every task
+    (an event of a subclass is told as its wire JSON)."""
+    if type(event) is TaskStatusUpdateEvent:
+        if (
+            event.task_id == task.id
+            and event.context_id == task.context_id
+            and event.metadata is None
+            and _same_status(event.status, task.status)
+        ):
+            return _STATUS_LINES[event.final]
+    elif type(event) is TaskArtifactUpdateEvent:
+        if (
+            event.task_id == task.id
+            and event.context_id == task.context_id
+            and event.metadata is None
+        ):
             at = _artifact_at(event.artifact, task.artifacts)
             if at is not None:
                 return b"A%s%s%d" % (_FLAGS[event.append], _FLAGS[event.last_chunk], at)
-    elif isinstance(event, Task):
+    elif type(event) is Task:
         told = _told_task(event, task)
         if told is not None:
             return told
-    elif task.history:
+    elif type(event) is Message and task.history:
         for at, message in enumerate(task.history):
             if message is event:
                 return b"M%d" % at
     return b"R" + event.to_json()
 
 
-def _ours(event: TaskStatusUpdateEvent | TaskArtifactUpdateEvent, task: Task) -> bool:
-    return event.task_id == task.id and event.context_id == task.context_id
-
-
-def _same_status(status: TaskStatus, task: Task) -> bool:
-    final = task.status
+def _same_status(status: TaskStatus, final: TaskStatus) -> bool:
     return status is final or (
         status.state is final.state
         and status.timestamp == final.timestamp
@@ -184,9 +193,13 @@ def _same_status(status: TaskStatus, task: Task) -> bool:
 
 
 def _artifact_at(artifact: Artifact, artifacts: list[Artifact] | None) -> int | None:
-    for at, kept in enumerate(artifacts or ()):
-        if kept is artifact or _same_artifact(artifact, kept):
-            return at
+    if artifacts:
+        artifact_id = artifact.artifact_id
+        for at, kept in enumerate(artifacts):
+            if kept is artifact or (
+                kept.artifact_id == artifact_id and _same_artifact(artifact, kept)
+            ):
+                return at
     return None
 
 
@@ -224,7 +237,7 @@ def _told_task(event: Task, task: Task) -> bytes | None:
 
 def _told_status(status: TaskStatus, task: Task) -> bytes:
     """``=``: the task's; ``~state [timestamp]``: one with no message; or its JSON."""
-    if _same_status(status, task):
+    if _same_status(status, task.status):
         return b"="
     stamp = status.timestamp
     if status.message is not None or (stamp is not None and not stamp.isprintable()):
