@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,7 +15,7 @@ import pytest
 from parley.demo import create_demo_app
 from parley.server.push import PushSettings
 from tests.cli.conftest import PARLEY, parley
-from tests.servers import free_port, running
+from tests.servers import running
 
 
 @pytest.fixture(scope="module")
@@ -25,8 +25,7 @@ def pushing_agent() -> Iterator[str]:
 
 
 def test_listen_prints_what_send_push_url_has_the_agent_post(pushing_agent: str) -> None:
-    port = free_port()
-    command = [str(PARLEY), "listen", pushing_agent, "--port", str(port), "--token", "s3"]
+    command = [str(PARLEY), "listen", pushing_agent, "--port", "0", "--token", "s3"]
     with subprocess.Popen(
         [*command, "--json"],
         stdout=subprocess.PIPE,
@@ -35,8 +34,12 @@ def test_listen_prints_what_send_push_url_has_the_agent_post(pushing_agent: str)
         env={"COLUMNS": "200", "PATH": "/usr/bin:/bin", "NO_COLOR": "1"},
     ) as listener:
         try:
-            _wait_listening(port)
-            hook = f"http://127.0.0.1:{port}/"
+            assert listener.stdout is not None
+            first = listener.stdout.readline()  # where it listens (a free port: --port 0)
+            found = re.match(r"listening on (http://127\.0\.0\.1:\d+/) for notif", first)
+            assert found, f"parley listen said {first!r}"
+            hook = found.group(1)
+            assert not hook.endswith(":0/")
             sent = parley("send", pushing_agent, "hello", "--push-url", hook, "--push-token", "s3")
             assert sent.returncode == 0, sent.stderr
             # a notification with the wrong token is refused, and not printed
@@ -49,16 +52,6 @@ def test_listen_prints_what_send_push_url_has_the_agent_post(pushing_agent: str)
     assert states[0] == "working"  # the demo is an @agent: its task is created working
     assert states[-1] == "completed"
     assert len({task["id"] for task in tasks}) == 1
-
-
-def _wait_listening(port: int) -> None:
-    for _ in range(600):
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/", timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.05)
-    pytest.fail("parley listen did not start")
 
 
 def _read_tasks(listener: subprocess.Popen[str], until: str) -> list[dict[str, Any]]:

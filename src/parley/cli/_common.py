@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -343,6 +344,25 @@ def describe(error: A2AError) -> tuple[ExitCode, str]:
     if isinstance(error, ClientError):
         return ExitCode.unreachable, error.message
     return ExitCode.agent_error, f"the agent answered {type(error).__name__}: {error.message}"
+
+
+def bound_listener(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` (0: a free port; ``getsockname`` says which),
+    bound here so that a port in use is one clear line (exit 2). It listens from here
+    on: a client told the address is queued until the server accepts, never refused."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+        listener.listen(2048)
+    except OSError as error:
+        listener.close()
+        fail(
+            ExitCode.usage,
+            f"cannot listen on {host}:{port}: {error.strerror or error} (another server?)",
+        )
+    return listener
 
 
 def fail(code: ExitCode, line: str) -> NoReturn:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
@@ -9,7 +10,7 @@ from urllib.parse import urlsplit
 import typer
 import uvicorn
 
-from parley.cli._common import JsonOption, out
+from parley.cli._common import JsonOption, bound_listener, out
 from parley.cli._render import show_task
 from parley.client import AgentKeys, PushNotification, PushReceiver
 
@@ -19,7 +20,10 @@ def listen(
         str,
         typer.Argument(help="The agent whose notifications to accept (its base URL)."),
     ],
-    port: Annotated[int, typer.Option("--port", "-p", help="Port to listen on.")] = 9000,
+    port: Annotated[
+        int,
+        typer.Option("--port", "-p", help="Port to listen on; 0: a free one, shown first."),
+    ] = 9000,
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     token: Annotated[
         str | None,
@@ -42,8 +46,12 @@ def listen(
             show_task(out, notification.task, Path("."))
 
     receiver = PushReceiver(show, keys, token=token)
-    out.print(f"[dim]listening on http://{host}:{port}/ for notifications from {agent}[/]")
-    uvicorn.run(receiver, host=host, port=port, log_level="warning", lifespan="off")
+    listener = bound_listener(host, port)
+    url = f"http://{host}:{listener.getsockname()[1]}/"  # --port 0: the port it got
+    out.print(f"[dim]listening on {url} for notifications from {agent}[/]", soft_wrap=True)
+    sys.stdout.flush()  # a script reading the address through a pipe gets it now
+    config = uvicorn.Config(receiver, log_level="warning", lifespan="off")
+    uvicorn.Server(config).run(sockets=[listener])
 
 
 def agent_base(url: str) -> str:

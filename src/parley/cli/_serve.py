@@ -22,6 +22,7 @@ import uvicorn
 from rich.console import Console
 from rich.markup import escape
 
+from parley.cli._common import bound_listener
 from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
 from parley.server import (
     A2AApp,
@@ -136,7 +137,7 @@ def serve(
             _fail(f"--forwarded-allow-ips: {error}")
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
-    listener = _listen(host, port)
+    listener = bound_listener(host, port)
     # X-Forwarded-* are the app's to judge (--forwarded-allow-ips): uvicorn's own handling
     # would replace the proxy's address with the client's before the app sees it
     config = uvicorn.Config(app, log_level=log_level, lifespan="off", proxy_headers=False)
@@ -180,22 +181,6 @@ def _banner(app: A2AApp, host: str, port: int) -> str:
     return "\n".join(lines)
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """The HTTP listening socket, bound here so that a port in use is one clear line."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    listener = socket.socket(family, socket.SOCK_STREAM)
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        listener.bind((host, port))
-        # listening from here: a client told the address by the banner is never refused
-        # (its connection waits in the backlog until uvicorn accepts)
-        listener.listen(2048)
-    except OSError as error:
-        listener.close()
-        _fail(f"cannot listen on {host}:{port}: {error.strerror or error} (another server?)")
-    return listener
-
-
 def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | None) -> None:
     if (cert is None) != (key is None):
         _fail("--grpc-cert and --grpc-key go together")
@@ -211,7 +196,7 @@ def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | 
     except OSError as error:
         _fail(f"cannot read {error.filename}: {error.strerror}")
     if port:
-        _listen(host, port).close()  # in use: one line here, rather than grpc's own log
+        bound_listener(host, port).close()  # in use: one line here, not grpc's own log
     app.add_grpc(
         GRPCOptions(host=host, port=port, certificate_chain=chain, private_key=private_key)
     )
