@@ -9,6 +9,7 @@ import pytest
 
 from parley.protocol import ends_interaction
 from parley.server import EventLog
+from parley.stores import StoredEvent
 from parley.types import Event, TaskState, TaskStatus, TaskStatusUpdateEvent
 
 
@@ -70,7 +71,7 @@ async def test_take_gives_every_event_ready_and_stops_after_until() -> None:
     for event in events:
         log.append(event)
     reader = log.read(1, ends_interaction)
-    assert reader.take() == [(2, events[1]), (3, events[2])]
+    assert reader.take() == [StoredEvent(2, events[1]), StoredEvent(3, events[2])]
     assert reader.take() == []
     waiting = asyncio.create_task(reader.wait())
     await asyncio.sleep(0)
@@ -79,7 +80,7 @@ async def test_take_gives_every_event_ready_and_stops_after_until() -> None:
     log.append(done)
     log.append(after)
     await waiting
-    assert reader.take() == [(4, done)]  # never past the event that ends the reading
+    assert reader.take() == [StoredEvent(4, done)]  # never past the event that ends the reading
     assert reader.done
     assert reader.take() == []
     await reader.wait()  # returns at once: the reading ended
@@ -91,7 +92,7 @@ async def test_a_failed_log_raises_its_error_after_every_event_before_it() -> No
     log.append(event)
     log.fail(RuntimeError("store gone"))
     taking, iterating = log.read(), log.read()
-    assert taking.take() == [(6, event)]
+    assert taking.take() == [StoredEvent(6, event)]
     with pytest.raises(RuntimeError, match="store gone"):
         taking.take()
     assert await iterating.__anext__() == (6, event)
@@ -110,7 +111,7 @@ async def test_extend_numbers_every_event_and_wakes_each_kind_of_reader() -> Non
     canceled.cancel()
     await asyncio.sleep(0)
     working, done = status(TaskState.working), status(TaskState.completed, final=True)
-    assert log.extend([working, done]) == 6
+    assert log.extend([StoredEvent(5, working), StoredEvent(6, done)]) == 6
     assert await waiting_for_next is working
     assert await waiting_for_end is done
     assert [(sequence, event) async for sequence, event in _until_closed(log)] == [
@@ -123,3 +124,22 @@ async def _until_closed(log: EventLog) -> AsyncIterator[tuple[int, Event]]:
     log.close()
     async for item in log.read(4):
         yield item
+
+
+def test_extend_refuses_events_that_do_not_follow_the_last() -> None:
+    log = EventLog(start=2)
+    log.append(status(TaskState.working))
+    for sequence in (3, 5):  # a number taken, a gap
+        with pytest.raises(ValueError, match=f"event {sequence} does not follow 3"):
+            log.extend([StoredEvent(sequence, status(TaskState.working))])
+    assert log.last_sequence == 3
+
+
+def test_a_logged_event_is_encoded_once_for_everyone_who_sends_it() -> None:
+    event = status(TaskState.working)
+    stored = StoredEvent(1, event)
+    assert stored.to_json() == event.to_json()
+    assert stored.to_json() is stored.to_json()
+    read_back = StoredEvent(1, event, wire=b'{"as":"stored"}')
+    assert read_back.to_json() == b'{"as":"stored"}'
+    assert read_back == stored  # the JSON is a cache, not part of the entry

@@ -12,13 +12,18 @@ So a reader that stops reading holds back no one: there is no per-reader queue t
 and nothing for the agent to block on. The only buffer is the log itself, shared by all
 readers and bounded by the task's own size. A new reader can start from any position
 the log still holds, which is what resubscribe with ``Last-Event-ID`` needs.
+
+The log holds the ``StoredEvent`` entries the store was given, so an event's wire JSON
+is made once (``StoredEvent.to_json``), by the store that writes it or the first stream
+that sends it, and shared by the others.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 
+from parley.stores import StoredEvent
 from parley.types import Event
 
 
@@ -28,7 +33,7 @@ class EventLog:
     __slots__ = ("_closed", "_error", "_events", "_looking", "_start", "_waiters")
 
     def __init__(self, start: int = 0) -> None:
-        self._events: list[Event] = []
+        self._events: list[StoredEvent] = []
         self._start = start
         self._waiters: list[asyncio.Future[None]] = []
         self._looking: list[tuple[Callable[[Event], bool], asyncio.Future[None]]] = []
@@ -53,24 +58,19 @@ class EventLog:
 
     def append(self, event: Event) -> int:
         """Add ``event`` and wake the readers; returns its sequence number."""
-        if self._closed:
-            raise RuntimeError("event log is closed")
-        self._events.append(event)
-        self._wake()
-        if self._looking:
-            self._wake_looking((event,))
-        return self._start + len(self._events)
+        return self.extend((StoredEvent(self.last_sequence + 1, event),))
 
-    def extend(self, events: Iterable[Event]) -> int:
-        """``append`` each of ``events``, waking the readers once; returns the last
-        sequence number."""
+    def extend(self, stored: Sequence[StoredEvent]) -> int:
+        """Add ``stored``, the next events in order, numbered from ``last_sequence + 1``,
+        waking the readers once; returns the last sequence number."""
         if self._closed:
             raise RuntimeError("event log is closed")
-        added = len(self._events)
-        self._events.extend(events)
+        if stored[0].sequence != self._start + len(self._events) + 1:
+            raise ValueError(f"event {stored[0].sequence} does not follow {self.last_sequence}")
+        self._events.extend(stored)
         self._wake()
         if self._looking:
-            self._wake_looking(self._events[added:])
+            self._wake_looking(stored)
         return self._start + len(self._events)
 
     def close(self) -> None:
@@ -110,7 +110,7 @@ class EventLog:
         while True:
             events = self._events
             while index < len(events):
-                event = events[index]
+                event = events[index].event
                 index += 1
                 if until is None or until(event):
                     return event
@@ -125,12 +125,12 @@ class EventLog:
             self._looking.append((until, looking))
             await looking
 
-    def _wake_looking(self, events: Sequence[Event] | None) -> None:
+    def _wake_looking(self, events: Sequence[StoredEvent] | None) -> None:
         """Wake the ``first`` callers one of ``events`` is for (every one at the close:
         ``None``)."""
         still = []
         for until, looking in self._looking:
-            if events is None or any(until(event) for event in events):
+            if events is None or any(until(stored.event) for stored in events):
                 if not looking.done():
                     looking.set_result(None)
             elif not looking.done():  # a canceled caller (its client left) is dropped
@@ -177,24 +177,24 @@ class LogReader:
         """Whether the reading has ended (nothing more will be taken)."""
         return self._done
 
-    def take(self) -> list[tuple[int, Event]]:
+    def take(self) -> list[StoredEvent]:
         """Every event ready now, in order; empty when none is (or the reading ended).
 
         Raises the error the log failed with once every event before it was taken.
         """
-        log = self._log
-        events, index = log._events, self._index
+        events, index = self._log._events, self._index
         if self._done or index >= len(events):
             self._check_end()
             return []
-        start, until, taken = log._start, self._until, []
-        for event in events[index:]:
-            index += 1
-            taken.append((start + index, event))
-            if until is not None and until(event):
-                self._done = True
-                break
-        self._index = index
+        taken = events[index:]
+        until = self._until
+        if until is not None:
+            for at, stored in enumerate(taken):
+                if until(stored.event):
+                    self._done = True
+                    del taken[at + 1 :]
+                    break
+        self._index = index + len(taken)
         return taken
 
     async def wait(self) -> None:
@@ -211,11 +211,11 @@ class LogReader:
         while not self._done:
             index = self._index
             if index < len(log._events):
-                event = log._events[index]
+                stored = log._events[index]
                 self._index = index + 1
-                if self._until is not None and self._until(event):
+                if self._until is not None and self._until(stored.event):
                     self._done = True
-                return log._start + index + 1, event
+                return stored.sequence, stored.event
             if log._closed:
                 self._check_end()
                 break

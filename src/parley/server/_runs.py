@@ -386,7 +386,7 @@ class TaskRuns:
             raise InternalError(STORE_FAILED) from None
         live.task = task
         self._end_turn(live, ends)
-        live.log.extend(stored.event for stored in batch)
+        live.log.extend(batch)
         self._announce(live.task_id, sequence)
         if refused is not None:
             raise refused

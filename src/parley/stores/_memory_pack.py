@@ -86,7 +86,7 @@ def pack(
     """The record of ``task`` (its terminal snapshot, current as of ``sequence``), logged
     as ``events``, last touched at ``touched``, filed in the index at ``filed``."""
     lines = [task.to_json()]
-    lines += [b"%d%s" % (stored.sequence, _told(stored.event, task)) for stored in events]
+    lines += [b"%d%s" % (stored.sequence, _told(stored, task)) for stored in events]
     context_id = _bytes(task.context_id)
     body = _shorten(b"\n".join(lines), _bytes(task.id), context_id)
     last = events[-1].sequence if events else 0
@@ -151,11 +151,13 @@ def _lengthen(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
 # -- events told against the snapshot -----------------------------------------------
 
 
-def _told(event: Event, task: Task) -> bytes:
-    """``event`` as a line: where the snapshot holds its pieces, or its wire JSON.
+def _told(stored: StoredEvent, task: Task) -> bytes:
+    """An event as a line: where the snapshot holds its pieces, or its wire JSON (made
+    once: the streams that send the event share it).
 
     By exact type, each check written out: this runs for every event of every task
     (an event of a subclass is told as its wire JSON)."""
+    event = stored.event
     if type(event) is TaskStatusUpdateEvent:
         if (
             event.task_id == task.id
@@ -181,7 +183,7 @@ def _told(event: Event, task: Task) -> bytes:
         for at, message in enumerate(task.history):
             if message is event:
                 return b"M%d" % at
-    return b"R" + event.to_json()
+    return b"R" + stored.to_json()
 
 
 def _same_status(status: TaskStatus, final: TaskStatus) -> bool:

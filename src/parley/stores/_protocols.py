@@ -39,6 +39,17 @@ class StoredEvent:
     sequence: int
     """Position in the task's log: 1, 2, 3, ... with no gaps."""
     event: Event
+    wire: bytes | None = field(default=None, compare=False, repr=False)
+    """The event's wire JSON, once made or read back (see ``to_json``)."""
+
+    def to_json(self) -> bytes:
+        """The event's wire JSON, made once: the store that writes the event and every
+        stream that sends it share it (a published event is never changed)."""
+        wire = self.wire
+        if wire is None:
+            wire = self.event.to_json()
+            object.__setattr__(self, "wire", wire)  # frozen: a cache, not a change
+        return wire
 
 
 @dataclass(frozen=True, slots=True)

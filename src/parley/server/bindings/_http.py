@@ -22,6 +22,7 @@ from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.server._card import request_base
 from parley.server._context import CallContext, Principal
 from parley.server._events import LogReader
+from parley.stores import StoredEvent
 from parley.types import Event
 
 _T = TypeVar("_T")
@@ -161,10 +162,14 @@ async def stream_sse(
     encode: Callable[[Event], bytes],
     encode_error: Callable[[Exception], bytes],
     error_event: bytes | None = None,
+    wire: Callable[[bytes], bytes] | None = None,
 ) -> None:
     """Answer with an SSE stream: one ``id:``/``data:`` event per item of ``events``.
 
     Events ready at the same time go out in one write (a ``LogReader`` says which are).
+    ``wire``, when given, makes an event's data from its wire JSON (what ``encode`` would
+    give from the event): the log's events carry that JSON, made once for the store and
+    every stream (``StoredEvent.to_json``).
     Races the stream against the client going away, so a vanished client stops the
     reader (never the agent). An error raised by ``events`` after the stream started is
     sent as a last event, encoded by ``encode_error`` (with ``event: {error_event}`` when
@@ -176,7 +181,7 @@ async def stream_sse(
         last = b""  # sent with the end of the body, in the same write
         try:
             if isinstance(events, LogReader):
-                last = await _send_batches(send, events, encode, client)
+                last = await _send_batches(send, events, _framer(encode, wire), client)
             else:
                 client.watch()
                 async for sequence, event in events:
@@ -196,8 +201,17 @@ async def stream_sse(
             raise
 
 
+def _framer(
+    encode: Callable[[Event], bytes], wire: Callable[[bytes], bytes] | None
+) -> Callable[[StoredEvent], bytes]:
+    """The SSE event of a logged event."""
+    if wire is None:
+        return lambda stored: b"id: %d\ndata: %s\n\n" % (stored.sequence, encode(stored.event))
+    return lambda stored: b"id: %d\ndata: %s\n\n" % (stored.sequence, wire(stored.to_json()))
+
+
 async def _send_batches(
-    send: Send, events: LogReader, encode: Callable[[Event], bytes], client: _Client
+    send: Send, events: LogReader, frame: Callable[[StoredEvent], bytes], client: _Client
 ) -> bytes:
     """Send what is ready, wait for more, until the reading ends: one write and one
     wake-up for every event appended meanwhile, however many. Returns the last batch,
@@ -205,8 +219,8 @@ async def _send_batches(
     while True:
         chunks: list[bytes] = []
         try:
-            for sequence, event in events.take():
-                chunks.append(b"id: %d\ndata: %s\n\n" % (sequence, encode(event)))
+            for stored in events.take():
+                chunks.append(frame(stored))
         except Exception:
             if chunks:  # the events before the one that failed, then the error
                 await _send_chunk(send, b"".join(chunks))

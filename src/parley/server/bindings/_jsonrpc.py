@@ -97,12 +97,23 @@ def envelope(request_id: Any, member: bytes, value: bytes) -> bytes:
 def results(request_id: Any, encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
     """The encoder of a stream's events: each the JSON-RPC success response of
     ``request_id`` with ``encode(event)`` as its result, the envelope built once."""
-    head = b'{"jsonrpc":"2.0","id":%s,"result":' % to_json(request_id)
+    wrap = wrapped(request_id)
 
     def encode_event(event: Any) -> bytes:
-        return b"%s%s}" % (head, encode(event))
+        return wrap(encode(event))
 
     return encode_event
+
+
+def wrapped(request_id: Any) -> Callable[[bytes], bytes]:
+    """The JSON-RPC success response of ``request_id`` around a result's JSON (the
+    envelope built once)."""
+    head = b'{"jsonrpc":"2.0","id":%s,"result":' % to_json(request_id)
+
+    def wrap(result: bytes) -> bytes:
+        return b"%s%s}" % (head, result)
+
+    return wrap
 
 
 class JSONRPCBinding:
@@ -177,7 +188,9 @@ class JSONRPCBinding:
                 return failure(request_id, as_a2a_error(problem), dialect)
 
             encode = results(request_id, fast.encode_event)
-            await stream_sse(receive, send, result, encode, encode_error)
+            # v0.3's event JSON is the wire JSON the log's entries carry, made once
+            wire = wrapped(request_id) if dialect is V0_3 else None
+            await stream_sse(receive, send, result, encode, encode_error, wire=wire)
         else:
             await send_body(send, 200, envelope(request_id, b"result", fast.encode(result)))
 

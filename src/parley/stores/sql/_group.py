@@ -142,7 +142,7 @@ class AppendWrite:
     ) -> None:
         self.task_id = task_id
         self.logged = logged
-        self.events = [(task_id, s.sequence, s.event.to_json().decode()) for s in logged]
+        self.events = [(task_id, s.sequence, s.to_json().decode()) for s in logged]
         self.touch = touch
         self.lease = lease
         self.snapshot = snapshot

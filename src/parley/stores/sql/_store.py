@@ -292,7 +292,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
     task_id, logged = part.task_id, part.events
     if logged:
         rows = [
-            {"task_id": task_id, "sequence": s.sequence, "event": s.event.to_json().decode()}
+            {"task_id": task_id, "sequence": s.sequence, "event": s.to_json().decode()}
             for s in logged
         ]
         try:
