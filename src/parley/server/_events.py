@@ -138,11 +138,15 @@ class EventLog:
         self._looking = still
 
     async def _changed(self) -> None:
-        """Wait for the next append or the close. A future per waiting reader: one that is
-        canceled (its client went away) cancels only its own."""
+        """Wait for the next append or the close."""
+        await self._waiter()
+
+    def _waiter(self) -> asyncio.Future[None]:
+        """A future the next append or the close resolves. One per waiting reader: one
+        that is canceled (its client went away) cancels only its own."""
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
-        await waiter
+        return waiter
 
     def _wake(self) -> None:
         waiters = self._waiters
@@ -199,9 +203,18 @@ class LogReader:
 
     async def wait(self) -> None:
         """Wait until there is something to take, or the reading ends."""
+        waiter = self.waiter()
+        if waiter is not None:
+            await waiter
+
+    def waiter(self) -> asyncio.Future[None] | None:
+        """A future to await until there is something to take or the reading ends;
+        ``None`` when there is already (what ``wait`` awaits, for a caller that wants to
+        look at it meanwhile)."""
         log = self._log
-        if not self._done and self._index >= len(log._events) and not log._closed:
-            await log._changed()
+        if self._done or self._index < len(log._events) or log._closed:
+            return None
+        return log._waiter()
 
     def __aiter__(self) -> LogReader:
         return self

@@ -229,8 +229,10 @@ async def _send_batches(
             return b"".join(chunks)
         if chunks:
             await _send_chunk(send, b"".join(chunks))
-        client.watch()
-        await events.wait()
+        waiter = events.waiter()
+        if waiter is not None:
+            client.watch(waiter)
+            await waiter
 
 
 async def _send_chunk(send: Send, chunk: bytes) -> None:
@@ -243,17 +245,32 @@ class _Client:
     has to wait: an anyio task group and cancel scope per stream cost more than the
     whole of a short stream's framing."""
 
-    __slots__ = ("_ended", "_host", "_receive", "_watcher")
+    __slots__ = ("_ended", "_host", "_looking", "_receive", "_watcher")
 
     def __init__(self, receive: Receive) -> None:
         self._receive = receive
         self._host = asyncio.current_task()
         self._watcher: asyncio.Task[bool] | None = None
         self._ended = False
+        self._looking = False
 
-    def watch(self) -> None:
-        if self._watcher is None and not self._ended:
+    def watch(self, waiter: asyncio.Future[None] | None = None) -> None:
+        """Watch from now on; with ``waiter``, what the stream waits on, from the loop's
+        next turn on if the stream still waits then. The run a stream follows was
+        scheduled before it, so an agent that makes its events without waiting has made
+        them all by then, and such a stream never starts the watcher at all."""
+        if self._watcher is not None or self._ended:
+            return
+        if waiter is None:
             self._watcher = asyncio.ensure_future(self._watch())
+        elif not self._looking:
+            self._looking = True
+            asyncio.get_running_loop().call_soon(self._look, waiter)
+
+    def _look(self, waiter: asyncio.Future[None]) -> None:
+        self._looking = False
+        if not waiter.done():
+            self.watch()
 
     def gone(self) -> bool:
         """Whether the task was cancelled because the client went away, and for nothing
