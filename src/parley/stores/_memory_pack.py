@@ -55,17 +55,20 @@ _PREFIX = b'{"kind":"task","id":"%s","contextId":"%s","status":{"state":"'
 _TAIL = b'"}],"contextId":"%s","taskId":"%s"}'
 """How a message of the task's history ends (a text part last)."""
 _TOKENS = (
-    b'"},"history":[{"kind":"message","messageId":"',
-    b'","role":"user","parts":[{"kind":"text","text":"',
-    b'],"artifacts":[{"artifactId":"',
-    b'","parts":[{"kind":"text","text":"',
-    b'","timestamp":"',
+    (b'"},"history":[{"kind":"message","messageId":"', 1),
+    (b'","role":"user","parts":[{"kind":"text","text":"', -1),
+    (b'],"artifacts":[{"artifactId":"', 1),
+    (b'","parts":[{"kind":"text","text":"', -1),
+    (b'","timestamp":"', 1),
 )
-"""Field names every task repeats. Each replacement scans the whole record (about six
-machine instructions a byte): a few long ones, not many short ones."""
+"""Field names every task repeats, with how many to replace (``-1``: all). A replacement
+scans the record (about six machine instructions a byte): a few long ones, not many
+short ones, and those a task holds once (its history, its artifacts, its status's
+timestamp) stop at the first, early in the snapshot (one more elsewhere stays as it is:
+every code is put back wherever it is, so any count is lossless)."""
 _CODES = [bytes((code,)) for code in range(2, 32) if code != 10]  # "\n" separates lines
-_PAIRS = tuple(zip(_TOKENS, _CODES, strict=False))
-_BACK = tuple(reversed(_PAIRS))
+_PAIRS = tuple((token, code, count) for (token, count), code in zip(_TOKENS, _CODES, strict=False))
+_BACK = tuple((token, code) for token, code, _ in reversed(_PAIRS))
 _FLAGS = {None: b"n", True: b"t", False: b"f"}
 _STATUS_LINES = {final: b"S" + flag for final, flag in _FLAGS.items()}
 _UNFLAGS = {b"n": None, b"t": True, b"f": False}
@@ -134,8 +137,8 @@ def _shorten(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
     if data.startswith(prefix):
         data = data[len(prefix) :]  # now it begins with the state, never with "{"
     data = data.replace(_TAIL % (context_id, task_id), b"\x01")
-    for token, code in _PAIRS:
-        data = data.replace(token, code)
+    for token, code, count in _PAIRS:
+        data = data.replace(token, code, count)
     return data
 
 
