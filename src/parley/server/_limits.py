@@ -39,7 +39,9 @@ class Limits:
             return
         if len(value) > self.max_id_length:
             raise InvalidParamsError(f"{field} is longer than {self.max_id_length} characters")
-        if _UNPRINTABLE.search(value):
+        # isprintable() (C) is false for every control character: the regex only
+        # decides the rest (a non-printable character that is no control, e.g. U+2028)
+        if not value.isprintable() and _UNPRINTABLE.search(value):
             raise InvalidParamsError(f"{field} contains a control character")
 
     def check_metadata(self, field: str, metadata: dict[str, Any] | None) -> None:

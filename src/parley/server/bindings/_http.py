@@ -58,20 +58,26 @@ SSE_HEADERS = [
 DEFAULT_MAX_BODY_SIZE = MAX_REQUEST_SIZE
 
 
-_JSON_MEDIA_TYPES = (b"application/json", b"application/a2a+json")
+_JSON_MEDIA_TYPES = ("application/json", "application/a2a+json")
 NOT_JSON = (
     "The request body must be JSON: send it with Content-Type application/json "
     "(or application/a2a+json)"
 )
 
 
-def declares_json(scope: Scope) -> bool:
+def request_headers(scope: Scope) -> dict[str, str]:
+    """The request's headers, decoded once for all that reads them (lower-case names, as
+    ASGI gives them; of a repeated header, the last)."""
+    return {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+
+
+def declares_json(headers: dict[str, str]) -> bool:
     """Whether the request says its body is JSON. Both HTTP bindings refuse other bodies
     with 415: a form a browser may send cross-site (``text/plain``) never starts a task."""
-    for name, value in scope["headers"]:
-        if name == b"content-type":
-            return value.partition(b";")[0].strip().lower() in _JSON_MEDIA_TYPES
-    return False
+    media_type = headers.get("content-type")
+    if media_type is None:
+        return False
+    return media_type.partition(";")[0].strip().lower() in _JSON_MEDIA_TYPES
 
 
 def read_json(body: bytes) -> Any:
@@ -97,16 +103,11 @@ class ClientGone(Exception):
     """The client disconnected before the body was read."""
 
 
-async def read_body(scope: Scope, receive: Receive, limit: int) -> bytes:
+async def read_body(receive: Receive, limit: int, headers: dict[str, str]) -> bytes:
     """The request body, refused with ``BodyTooLarge`` as soon as it passes ``limit``."""
-    for name, value in scope["headers"]:
-        if name == b"content-length":
-            try:
-                if int(value) > limit:
-                    raise BodyTooLarge(limit)
-            except ValueError:
-                pass
-            break
+    length = headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit:
+        raise BodyTooLarge(limit)
     chunks: list[bytes] = []
     size = 0
     while True:
@@ -131,7 +132,7 @@ async def send_body(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [*headers, (b"content-length", str(len(body)).encode())],
+            "headers": [*headers, (b"content-length", b"%d" % len(body))],
         }
     )
     await send({"type": "http.response.body", "body": body})
@@ -143,9 +144,9 @@ async def send_sse_error(send: Send, data: bytes) -> None:
     await send_body(send, 200, b"data: %s\n\n" % data, SSE_HEADERS)
 
 
-def call_context(scope: Scope) -> CallContext:
-    """The transport facts of an HTTP call: headers, extensions, ``Last-Event-ID``."""
-    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]}
+def call_context(scope: Scope, headers: dict[str, str]) -> CallContext:
+    """The transport facts of an HTTP call: headers, extensions, ``Last-Event-ID``
+    (``headers``: ``request_headers(scope)``)."""
     user = scope.get("user")
     return CallContext.from_headers(
         headers,

@@ -66,6 +66,7 @@ from parley.server.bindings._http import (
     declares_json,
     read_body,
     read_json,
+    request_headers,
     send_body,
     send_sse_error,
     stream_sse,
@@ -73,7 +74,7 @@ from parley.server.bindings._http import (
 )
 from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
 
-_REQUEST = TypeAdapter[Any](A2ARequest)
+_REQUEST = TypeAdapter[Any](A2ARequest).validator  # without the adapter's Python steps
 _NO_ID = object()
 
 CardSource = Callable[[CallContext], AgentCard]
@@ -91,7 +92,15 @@ def failure(request_id: Any, error: A2AError, dialect: Dialect = V0_3) -> bytes:
 
 
 def envelope(request_id: Any, member: bytes, value: bytes) -> bytes:
-    return b'{"jsonrpc":"2.0","id":%s,"%s":%s}' % (to_json(request_id), member, value)
+    return b'{"jsonrpc":"2.0","id":%s,"%s":%s}' % (_id_json(request_id), member, value)
+
+
+def _id_json(request_id: Any) -> bytes:
+    # Most ids are numbers (never a bool: a request's id is read strictly)
+    if type(request_id) is int:
+        return b"%d" % request_id
+    data: bytes = to_json(request_id)
+    return data
 
 
 def results(request_id: Any, encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
@@ -108,7 +117,7 @@ def results(request_id: Any, encode: Callable[[Any], bytes]) -> Callable[[Any], 
 def wrapped(request_id: Any) -> Callable[[bytes], bytes]:
     """The JSON-RPC success response of ``request_id`` around a result's JSON (the
     envelope built once)."""
-    head = b'{"jsonrpc":"2.0","id":%s,"result":' % to_json(request_id)
+    head = b'{"jsonrpc":"2.0","id":%s,"result":' % _id_json(request_id)
 
     def wrap(result: bytes) -> bytes:
         return b"%s%s}" % (head, result)
@@ -142,18 +151,19 @@ class JSONRPCBinding:
                 [(b"content-type", b"application/json"), (b"allow", b"POST")],
             )
             return
-        if not declares_json(scope):
+        headers = request_headers(scope)
+        if not declares_json(headers):
             await send_body(send, 415, failure(None, InvalidRequestError(NOT_JSON)))
             return
         try:
-            body = await read_body(scope, receive, self.max_body_size)
+            body = await read_body(receive, self.max_body_size, headers)
         except BodyTooLarge as too_large:
             await send_body(send, 413, failure(None, InvalidRequestError(str(too_large))))
             return
         except ClientGone:
             return
-        call = call_context(scope)
-        version = call.headers.get("a2a-version") or _query_version(scope)
+        call = call_context(scope, headers)
+        version = headers.get("a2a-version") or _query_version(scope)
         fast = _FAST.get(version)
         read = None if fast is None else fast.read(body, version)
         if fast is None or read is None:

@@ -56,6 +56,7 @@ from parley.server.bindings._http import (
     call_context,
     declares_json,
     read_body,
+    request_headers,
     route_table,
     send_body,
     stream_sse,
@@ -141,19 +142,22 @@ class RESTBinding:
         receive: Receive,
         send: Send,
     ) -> None:
+        headers = request_headers(scope)
         try:
-            body = await read_body(scope, receive, self.max_body_size)
+            body = await read_body(receive, self.max_body_size, headers)
         except BodyTooLarge as too_large:
             await _fail(send, InvalidRequestError(str(too_large)), 413)
             return
         except ClientGone:
             return
-        if body.strip() and not declares_json(scope):
+        if body.strip() and not declares_json(headers):
             await _fail(send, InvalidRequestError(NOT_JSON), 415)
             return
         try:
             params = decode_params(operation, path_params, scope, body)
-            result = await getattr(self.handler, operation.name)(params, call_context(scope))
+            result = await getattr(self.handler, operation.name)(
+                params, call_context(scope, headers)
+            )
         except Exception as error:
             await _fail(send, as_a2a_error(error))
             return

@@ -31,6 +31,7 @@ from parley.protocol.v1 import (
     encode_json,
     rest_error_body,
 )
+from parley.server._context import CallContext
 from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
@@ -39,6 +40,7 @@ from parley.server.bindings._http import (
     call_context,
     read_body,
     read_json,
+    request_headers,
     route_table,
     send_body,
     stream_sse,
@@ -86,14 +88,16 @@ class RESTv1:
             allow = ", ".join(sorted(methods))
             await fail(send, InvalidRequestError(f"{path} takes {allow}"), 405)
             return
+        headers = request_headers(scope)
         try:
-            body = await read_body(scope, receive, self.max_body_size)
+            body = await read_body(receive, self.max_body_size, headers)
         except BodyTooLarge as too_large:
             await fail(send, InvalidRequestError(str(too_large)), 413)
             return
         except ClientGone:
             return
-        await self._serve(operation, path_params, scope, receive, send, body)
+        call = call_context(scope, headers)
+        await self._serve(operation, path_params, scope, receive, send, body, call)
 
     async def _serve(
         self,
@@ -103,8 +107,8 @@ class RESTv1:
         receive: Receive,
         send: Send,
         body: bytes,
+        call: CallContext,
     ) -> None:
-        call = call_context(scope)
         call.protocol_version = "1.0"
         try:
             request = _request(operation, path_params, scope, body)
