@@ -9,7 +9,10 @@ with one statement per kind (every lease taken, one lease check for all leased a
 every event row, every task-row touch, every snapshot, every release), commits, and
 only then ends each caller's wait; then it takes what was queued meanwhile, until the
 queue is empty. It holds one connection of the engine's pool throughout, so a busy
-writer pays one checkout for many batches.
+writer pays one checkout for many batches, and keeps it for ``linger`` seconds after
+the queue empties, for the next write: a checkout pings the server (three round trips
+with asyncpg: BEGIN, a statement, ROLLBACK) and the return rolls back (one more), which
+at one send at a time was most of a send's round trips.
 
 A commit waits for PostgreSQL to flush its WAL (milliseconds on a real disk), so up to
 ``connections`` drains run at once, each with its own batch: while one batch waits for
@@ -17,9 +20,11 @@ its flush, the next is written, and PostgreSQL flushes concurrent commits togeth
 new drain starts only when every running one is busy with a batch. A caller waits for
 one write at a time, so one task's writes still commit in the order it made them.
 
-A drain ends when the queue is empty, and the next ``submit`` starts another, so no
-task outlives the work or its event loop. A caller that is cancelled leaves its write
-in the batch (it may still be committed), and never cancels anyone else's.
+A drain ends when no write has come for ``linger`` seconds (or at ``aclose``), and the
+next ``submit`` starts another, so no task outlives the work by more, nor its event
+loop (a loop that ends cancels it, and it gives its connection back). A caller that is
+cancelled leaves its write in the batch (it may still be committed), and never cancels
+anyone else's.
 
 If the shared transaction fails, each write of the batch runs again in a transaction of
 its own, so each caller gets its own result (``ValueError`` for a repeated sequence
@@ -55,17 +60,27 @@ Batch = list[tuple[Write, "asyncio.Future[Any]"]]
 CONNECTIONS = 4
 """Batches in flight at once (each drain holds a connection of the engine's pool)."""
 
+LINGER = 1.0
+"""Seconds a drain keeps its connection, once the queue is empty, for the next write."""
+
 
 class PostgresWriter:
     """Batches the store's hot writes into shared transactions (see the module docs)."""
 
-    def __init__(self, engine: AsyncEngine, connections: int = CONNECTIONS) -> None:
+    def __init__(
+        self, engine: AsyncEngine, connections: int = CONNECTIONS, linger: float = LINGER
+    ) -> None:
         self.engine = engine
         self.connections = connections
+        self.linger = linger
         self._queue: Batch = []
         self._drains: set[asyncio.Task[None]] = set()
         self._starting = 0
-        """Drains started that have not taken a batch yet: they take what is queued."""
+        """Drains started (or woken) that have not looked at the queue yet: they take
+        what is queued."""
+        self._idle: list[asyncio.Future[bool]] = []
+        """Drains waiting, with their connection, for writes (``True``) or the end of
+        their linger (``False``)."""
 
     async def submit(self, write: Write) -> Any:
         """Write in the next batch; returns once it is committed (with what a
@@ -77,9 +92,17 @@ class PostgresWriter:
         return await future
 
     def _wake(self) -> None:
-        """Start a drain for the queue unless one is about to take it, or all the
-        connections are busy (a running drain takes it next)."""
-        if not self._queue or self._starting or len(self._drains) >= self.connections:
+        """Wake an idle drain for the queue, or start one, unless one is about to take
+        it, or all the connections are busy (a running drain takes it next)."""
+        if not self._queue or self._starting:
+            return
+        while self._idle:
+            idle = self._idle.pop()
+            if not idle.done():
+                self._starting += 1
+                idle.set_result(True)
+                return
+        if len(self._drains) >= self.connections:
             return
         self._starting += 1
         drain = asyncio.get_running_loop().create_task(
@@ -94,7 +117,12 @@ class PostgresWriter:
             self._wake()  # what was queued while it gave its connection back
 
     async def aclose(self) -> None:
-        """Wait for the batches being written (those running on this event loop)."""
+        """End the idle drains and wait for the batches being written (those running on
+        this event loop)."""
+        idle, self._idle = self._idle, []
+        for waiter in idle:
+            if not waiter.done():
+                waiter.set_result(False)
         loop = asyncio.get_running_loop()
         drains = [d for d in self._drains if not d.done() and d.get_loop() is loop]
         if drains:
@@ -105,15 +133,21 @@ class PostgresWriter:
         batch: Batch = []
         connection: AsyncConnection | None = None
         try:
-            connection = await self.engine.connect()
-            raw: Any = (await connection.get_raw_connection()).driver_connection
-            while self._queue:
+            connection, raw = await self._connect()
+            while True:
                 batch, self._queue = self._queue, []
                 if taking:
                     taking = False
                     self._starting -= 1
-                await _commit(raw, batch)
-                batch = []
+                if batch:
+                    await _commit(raw, batch)
+                    batch = []
+                elif await self._wait_for_writes():
+                    taking = True  # woken for the queue: counted in _starting
+                    held, connection = connection, None
+                    connection, raw = await self._reopened(held, raw)
+                else:
+                    break
             done, connection = connection, None
             await done.close()
         except Exception as error:  # no connection, or it failed: these callers learn it
@@ -130,6 +164,40 @@ class PostgresWriter:
                 self._starting -= 1
             if connection is not None:
                 await _give_back(connection)
+
+    async def _connect(self) -> tuple[AsyncConnection, Any]:
+        """A connection of the engine's pool, and asyncpg's connection in it."""
+        connection = await self.engine.connect()
+        try:
+            return connection, (await connection.get_raw_connection()).driver_connection
+        except BaseException:
+            await connection.close()
+            raise
+
+    async def _reopened(self, connection: AsyncConnection, raw: Any) -> tuple[AsyncConnection, Any]:
+        """The connection, or a new one if the server closed it while it waited."""
+        if not raw.is_closed():
+            return connection, raw
+        await _give_back(connection)
+        return await self._connect()
+
+    async def _wait_for_writes(self) -> bool:
+        """Wait, holding the connection, for writes (``True``) for ``linger`` seconds."""
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[bool] = loop.create_future()
+        self._idle.append(waiter)
+        timer = loop.call_later(self.linger, _settle, waiter, False)
+        try:
+            return await waiter
+        finally:
+            timer.cancel()
+            if waiter in self._idle:
+                self._idle.remove(waiter)
+
+
+def _settle(waiter: asyncio.Future[bool], result: bool) -> None:
+    if not waiter.done():
+        waiter.set_result(result)
 
 
 async def _give_back(connection: AsyncConnection) -> None:
