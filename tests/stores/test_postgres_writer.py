@@ -7,6 +7,7 @@ a task made in one process and continued in another (and back) keeps one log.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -14,7 +15,7 @@ import httpx
 import pytest
 
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
-from parley.stores import LeaseLostError, StoredEvent
+from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
 from parley.stores.sql import PostgresBus, SQLStore
 from parley.types import (
     Artifact,
@@ -102,6 +103,55 @@ async def test_a_lease_says_how_far_the_log_is(stores: tuple[SQLStore, SQLStore]
     moved = await other.acquire_lease("t", "p2", 60)
     assert moved is not None
     assert (moved.token, moved.last_sequence) == (first.token + 1, 3)
+
+
+def _new_lease(task_id: str, holder: str = "p1") -> Lease:
+    return Lease(task_id, holder, 1, time.time() + 60, 0, new=True)
+
+
+async def test_a_new_tasks_lease_is_stored_by_its_first_append(
+    stores: tuple[SQLStore, SQLStore],
+) -> None:
+    """A new lease (``Lease.new``) is stored in the transaction of the append that
+    carries it, released already when that append gives it up; it is refused, with
+    nothing stored, for a task that has a lease already, while the others of the same
+    batch land. Through the group writer and through the SQLAlchemy path (an append
+    with outbox entries) alike."""
+    store, other = stores
+    ids = [f"n{number}" for number in range(TASKS)]
+    taken = await other.acquire_lease("n5", "p2", 60)
+    assert taken is not None
+    entry = OutboxEntry("n9", "config", 1, "{}")
+    writes = [
+        store.append(
+            t,
+            [StoredEvent(1, _task(t))],
+            lease=_new_lease(t),
+            release=t == "n7",
+            outbox=[entry] if t == "n9" else (),
+        )
+        for t in ids
+    ]
+    results = await asyncio.gather(*writes, return_exceptions=True)
+    assert isinstance(results[5], LeaseLostError)
+    assert [r for i, r in enumerate(results) if i != 5] == [None] * (TASKS - 1)
+    assert await store.events("n5") == []
+    assert await store.get_lease("n5") == taken
+    for task_id in ids:
+        lease = await store.get_lease(task_id)
+        assert lease is not None
+        if task_id != "n5":
+            assert (lease.holder, lease.token) == ("p1", 1)
+    released = await store.get_lease("n7")
+    assert released is not None
+    assert released.expires == 0.0
+    moved = await other.acquire_lease("n7", "p2", 60)  # given up: another may take it
+    assert moved is not None
+    assert (moved.token, moved.last_sequence) == (2, 1)
+    assert await other.acquire_lease("n8", "p2", 60) is None  # held by p1
+    again = store.append("n8", [StoredEvent(2, _chunk("n8", "x"))], lease=_new_lease("n8"))
+    with pytest.raises(LeaseLostError):  # stored once: a second new lease is refused
+        await again
 
 
 @agent
@@ -198,3 +248,33 @@ async def test_the_bus_delivers_every_note_sent_at_once() -> None:
             await sender.aclose()
             await listener.aclose()
         assert heard == [f"e {number} t{number % 7}" for number in range(200)]
+
+
+async def test_new_tasks_on_two_processes_at_once_each_take_one_lease(
+    stores: tuple[SQLStore, SQLStore],
+) -> None:
+    """Clients start tasks on two processes at once (each new task's lease stored with
+    its first events, in shared batches), then continue each task on the other process
+    at once: every turn lands, each log is whole and in order, and each lease passed
+    once, to the other process (fencing token 2)."""
+    one, other = stores
+    apps = (create_app(asks, card(), task_store=one), create_app(asks, card(), task_store=other))
+    try:
+        made = await asyncio.gather(*(_send(apps[n % 2], f"start {n}") for n in range(TASKS)))
+        assert {task["status"]["state"] for task in made} == {"input-required"}
+        moved = await asyncio.gather(
+            *(_send(apps[(n + 1) % 2], f"next {n}", task["id"]) for n, task in enumerate(made))
+        )
+        for n, task in enumerate(moved):
+            assert _said(task) == [f"start {n}", f"next {n}"]
+            assert task["status"]["state"] == "input-required"
+            lease = await one.get_lease(task["id"])
+            owners = apps[(n + 1) % 2].handler.runs.owners
+            assert owners is not None
+            assert lease is not None
+            assert (lease.holder, lease.token) == (owners.holder, 2)
+            logged = await one.events(task["id"])
+            assert [stored.sequence for stored in logged] == list(range(1, len(logged) + 1))
+    finally:
+        for app in apps:
+            await app.handler.aclose()

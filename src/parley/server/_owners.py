@@ -22,6 +22,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from collections.abc import Awaitable, Callable
 
 from parley.server._ids import new_id
@@ -46,7 +47,14 @@ class Ownership:
         """The task's lease for this process, or ``None`` if another process holds it."""
         return await self.store.acquire_lease(task_id, self.holder, self.ttl)
 
+    def promise(self, task_id: str) -> Lease:
+        """The lease of a task this process has just created (no other process knows
+        its id yet), not stored: the task's first append stores it (``Lease.new``)."""
+        return Lease(task_id, self.holder, 1, time.time() + self.ttl, 0, new=True)
+
     async def give_up(self, lease: Lease) -> None:
+        if lease.new:  # never stored: nothing to give up
+            return
         try:
             await self.store.release_lease(lease)
         except Exception:  # it expires on its own

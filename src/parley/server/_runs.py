@@ -30,6 +30,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import Any, Protocol
 
 from parley.protocol import (
@@ -49,7 +50,7 @@ from parley.server._events import EventLog
 from parley.server._ids import now
 from parley.server._live import LiveTask, Turn, busy, may_use
 from parley.server._owners import Ownership
-from parley.stores import LeaseLostError, OutboxEntry, Store, StoredEvent
+from parley.stores import Lease, LeaseLostError, OutboxEntry, Store, StoredEvent
 from parley.types import (
     Event,
     Message,
@@ -224,7 +225,7 @@ class TaskRuns:
         return {
             live.task_id: live.turn.lease.token
             for live in self.live.values()
-            if live.turn is not None and live.turn.lease is not None
+            if live.turn is not None and live.turn.lease is not None and not live.turn.lease.new
         }
 
     def lost_leases(self, lost: dict[str, int]) -> None:
@@ -362,7 +363,7 @@ class TaskRuns:
             assert task is not None
             # Stored before any reader sees it: a sequence number a client was given
             # always names the same event, even after a crash and restart.
-            lease = current.lease if current is not None else None
+            lease = self._writing_lease(current)
             await self.store.append(
                 live.task_id,
                 batch,
@@ -372,8 +373,8 @@ class TaskRuns:
                 release=ends and lease is not None,  # before the slot is free
                 owner=live.owner,
             )
-            if ends and current is not None:
-                current.lease = None
+            if current is not None:
+                current.lease = None if ends or lease is None else replace(lease, new=False)
             if notifications and outbox:
                 notifications.wake()
         except InvalidAgentResponseError:
@@ -391,6 +392,14 @@ class TaskRuns:
         if refused is not None:
             raise refused
         return sequence
+
+    def _writing_lease(self, turn: Turn | None) -> Lease | None:
+        """The lease an append of ``turn`` carries: a new task's, not stored yet, runs
+        from now (however long the agent took to its first event)."""
+        lease = turn.lease if turn is not None else None
+        if lease is not None and lease.new and self.owners is not None:
+            return self.owners.promise(lease.task_id)
+        return lease
 
     def _end_turn(self, live: LiveTask, ends: bool) -> None:
         if ends and live.turn is not None:
@@ -483,13 +492,9 @@ class TaskRuns:
     async def _run(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
         try:
             async with turn:
-                if self.owners is not None and turn.lease is None:  # a new task's lease
-                    try:
-                        await self.own(live, turn)
-                    except Exception:
-                        logger.exception("could not take the lease of new task %s", live.task_id)
-                        self._break(live, STORE_FAILED)
-                        return
+                if self.owners is not None and turn.lease is None:
+                    # a new task's lease: stored with its first events (``Lease.new``)
+                    turn.lease = self.owners.promise(live.task_id)
                 await self._execute(live, turn, context)
         finally:
             self.let_go(live)

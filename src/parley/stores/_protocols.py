@@ -88,6 +88,11 @@ class Lease:
     can append after that while the lease holds), when the store read it in the same
     transaction; ``None``: not known. The new holder reads the store only if its copy
     of the task is behind."""
+    new: bool = field(default=False, compare=False)
+    """Not stored yet: made by its holder for a task it has just created (token 1), and
+    stored by the task's first ``append`` that carries it, in the same transaction,
+    which refuses it (``LeaseLostError``) if the task has a lease already. Saves a new
+    task's run a transaction of its own. Only stores that are ``shared`` take one."""
 
 
 @dataclass(frozen=True, slots=True)

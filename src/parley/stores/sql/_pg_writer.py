@@ -53,6 +53,7 @@ from parley.stores.sql._group import (
     LeaseWrite,
     SaveWrite,
 )
+from parley.stores.sql._schema import leases
 
 Write = AppendWrite | SaveWrite | LeaseWrite
 Batch = list[tuple[Write, "asyncio.Future[Any]"]]
@@ -256,7 +257,10 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
             else:
                 taken[write] = None
     appends = [write for write in writes if isinstance(write, AppendWrite)]
-    leased = [write.lease for write in appends if write.lease is not None]
+    new = [write for write in appends if write.lease is not None and write.lease.new]
+    if new:
+        await _store_new_leases(raw, new)
+    leased = [w.lease for w in appends if w.lease is not None and not w.lease.new]
     if leased:
         rows = await raw.fetch(PG_LEASES, [lease.task_id for lease in leased])
         tokens = {row[0]: row[1] for row in rows}
@@ -276,11 +280,39 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     released = [
         PG_RELEASE.parameters({"task_id": w.lease.task_id, "token": w.lease.token})
         for w in appends
-        if w.release and w.lease is not None
+        if w.release and w.lease is not None and not w.lease.new  # a new one: stored released
     ]
     if released:
         await raw.executemany(PG_RELEASE.sql, released)
     return taken
+
+
+PG_NEW_LEASES = (
+    f"INSERT INTO {leases.name} ({leases.c.task_id.name}, {leases.c.holder.name}, "
+    f"{leases.c.token.name}, {leases.c.expires.name}) "
+    "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[]) "
+    f"ON CONFLICT ({leases.c.task_id.name}) DO NOTHING RETURNING {leases.c.task_id.name}"
+)
+"""Store the leases of new tasks (``Lease.new``), in one statement; returns the tasks
+whose lease it stored (not those that have one already)."""
+
+
+async def _store_new_leases(raw: Any, appends: list[AppendWrite]) -> None:
+    """Store the new leases the appends carry, released already when the append gives
+    its lease up (a run that ends with its first write); ``LeaseLostError`` if a task
+    has a lease already."""
+    held = [(write.lease, write.release) for write in appends if write.lease is not None]
+    rows = await raw.fetch(
+        PG_NEW_LEASES,
+        [lease.task_id for lease, _ in held],
+        [lease.holder for lease, _ in held],
+        [lease.token for lease, _ in held],
+        [0.0 if release else lease.expires for lease, release in held],
+    )
+    stored = {row[0] for row in rows}
+    for lease, _ in held:
+        if lease.task_id not in stored:
+            raise LeaseLostError(lost(lease.task_id))
 
 
 def _translated(error: Exception, write: Write) -> Exception:

@@ -197,7 +197,22 @@ class SQLSide(SQLBase):
 
 async def fenced(connection: AsyncConnection, held: Sequence[Lease]) -> str | None:
     """The id of the first task whose lease in ``held`` no longer holds it, or ``None``;
-    locks the lease rows (PostgreSQL) so none changes hands before the transaction ends."""
+    locks the lease rows (PostgreSQL) so none changes hands before the transaction ends.
+    A new lease (``Lease.new``) is stored, or does not hold if the task has one."""
+    new = [lease for lease in held if lease.new]
+    if new:  # stored now, unless the task has a lease already
+        rows = [
+            {"task_id": x.task_id, "holder": x.holder, "token": x.token, "expires": x.expires}
+            for x in new
+        ]
+        store = insert(connection, leases).values(rows).on_conflict_do_nothing()
+        stored = {
+            task_id for (task_id,) in await connection.execute(store.returning(leases.c.task_id))
+        }
+        for lease in new:
+            if lease.task_id not in stored:
+                return lease.task_id
+    held = [lease for lease in held if not lease.new]
     if not held:
         return None
     query = select(leases.c.task_id, leases.c.token).where(
