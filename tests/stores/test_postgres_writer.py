@@ -9,14 +9,18 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import text, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
 from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
 from parley.stores.sql import PostgresBus, SQLStore
+from parley.stores.sql._schema import tasks
 from parley.types import (
     Artifact,
     Task,
@@ -278,3 +282,50 @@ async def test_new_tasks_on_two_processes_at_once_each_take_one_lease(
     finally:
         for app in apps:
             await app.handler.aclose()
+
+
+async def test_retention_leaves_a_task_resumed_while_it_waited_for_the_row() -> None:
+    """Retention's batch locks the expired tasks it found (one statement, ``FOR
+    UPDATE``): one a send is writing at that moment is checked again once the send
+    commits, and kept if the send resumed it; the other expired tasks go, with their
+    events and leases."""
+    async with postgres_engines(2) as (first, second):
+        store = SQLStore(first)
+        try:
+            for task_id in ("old-1", "old-2", "asked"):
+                state = TaskState.input_required if task_id == "asked" else TaskState.completed
+                task = Task(id=task_id, context_id="c", status=TaskStatus(state=state))
+                await store.append(task_id, [StoredEvent(1, task)], lease=_new_lease(task_id))
+            later = datetime.now(UTC) + timedelta(days=1)
+            async with second.connect() as send:  # resumes "asked", not committed yet
+                await send.execute(
+                    update(tasks)
+                    .where(tasks.c.id == "asked")
+                    .values(state="working", touched=later.timestamp())
+                )
+                sweep = asyncio.create_task(store.expire(ended_before=later, waiting_before=later))
+                await _waiting_for_a_lock(send)
+                await send.commit()
+            assert await sweep == 2
+        finally:
+            await store.aclose()
+        assert await store.get("old-1") is None
+        assert await store.events("old-2") == []
+        assert await store.get_lease("old-2") is None
+        kept = await store.get("asked")
+        assert kept is not None
+        assert await store.get_lease("asked") is not None
+
+
+async def _waiting_for_a_lock(connection: AsyncConnection) -> None:
+    """Until another session waits for a lock ``connection`` holds (bounded: 30 s)."""
+    blocked = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE pg_backend_pid() = ANY(pg_blocking_pids(pid))"
+    )
+    for _ in range(3_000):
+        # pg_stat_activity is read once per transaction unless its snapshot is cleared
+        await connection.execute(text("SELECT pg_stat_clear_snapshot()"))
+        if (await connection.execute(blocked)).scalar():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("nothing waited for the row")

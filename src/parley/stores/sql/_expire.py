@@ -1,16 +1,24 @@
 """Retention's deletes for ``SQLStore.expire``: expired tasks, a batch at a time.
 
-Each batch is found with a read (no write lock while it looks), then deleted by key in
-one short transaction that checks again that each task is expired (a waiting task may
-have been resumed meanwhile), with everything of it.
+On SQLite each batch is found with a read (no write lock while it looks), then deleted
+by key in one short transaction that checks again that each task is expired (a waiting
+task may have been resumed meanwhile), with everything of it.
 
 On SQLite the transaction is a write of the store's group writer, in line with the
 sends' writes: SQLite has one write lock, and a busy server's writer takes it again as
 soon as it lets it go, so another connection waiting for it (SQLite's busy handler
 sleeps and retries) hardly ever gets it. Measured: with 64 connections sending and a
 million expired tasks, retention on its own connection deleted almost nothing in six
-minutes. On PostgreSQL the deletes lock only the rows they delete: they run on a
-connection of the engine.
+minutes.
+
+On PostgreSQL a batch is one statement (``PG_EXPIRE``), through asyncpg on a connection
+of the engine, in a transaction of its own: it finds the expired tasks and locks them
+(``FOR UPDATE``: a task a send is writing is checked again once that send commits, so
+a task resumed meanwhile is left), and deletes them with everything of theirs. One
+round trip and no client-side work per batch, where the SQLAlchemy statements took
+about fifteen round trips (two pool pings, a find, BEGIN, six deletes, COMMIT) and
+~20 ms of the server's event loop per 200 tasks, in the middle of the sends it serves;
+its row locks are held for the statement only.
 """
 
 from __future__ import annotations
@@ -44,6 +52,8 @@ T = TypeVar("T")
 async def expire(store: SQLStore, ended: float, waiting: float, limit: int | None) -> int:
     """Delete up to ``limit`` expired tasks (all, ``BATCH`` per transaction, when
     ``None``); in the call that finds no more, the claims that never led to a task."""
+    if store.shared:
+        return await _expire_postgres(store, ended, waiting, limit)
     condition, recheck = _expired(ended, waiting), _still_expired(ended, waiting)
     removed = 0
     while True:
@@ -59,6 +69,38 @@ async def expire(store: SQLStore, ended: float, waiting: float, limit: int | Non
             return removed
         if limit is not None and removed >= limit:
             return removed
+
+
+async def _expire_postgres(store: SQLStore, ended: float, waiting: float, limit: int | None) -> int:
+    removed = 0
+    engine = await store._connect()
+    async with engine.connect() as connection:
+        raw: Any = (await connection.get_raw_connection()).driver_connection
+        while True:
+            want = BATCH if limit is None else min(BATCH, limit - removed)
+            gone = int(await raw.fetchval(PG_EXPIRE, _TERMINAL, ended, _INTERRUPTED, waiting, want))
+            removed += gone
+            if gone < want:  # none left: now the claims that never led to a task
+                await _forget_claims(store, ended, BATCH)
+                return removed
+            if limit is not None and removed >= limit:
+                return removed
+
+
+_GONE_ROWS = ",\n".join(
+    f"gone_{table.name} AS (DELETE FROM {table.name} WHERE task_id IN (SELECT id FROM gone))"
+    for table in TASK_TABLES
+)
+PG_EXPIRE = f"""WITH found AS (
+    SELECT id FROM {tasks.name}
+    WHERE (state = ANY($1::text[]) AND touched < $2) OR (state = ANY($3::text[]) AND touched < $4)
+    LIMIT $5 FOR UPDATE
+),
+gone AS (DELETE FROM {tasks.name} WHERE id IN (SELECT id FROM found) RETURNING id),
+{_GONE_ROWS}
+SELECT count(*) FROM gone"""
+"""Delete up to $5 expired tasks (terminal states $1 before $2, interrupted states $3
+before $4) with their rows in ``TASK_TABLES``; returns how many."""
 
 
 def _expired(ended: float, waiting: float) -> ColumnElement[bool]:
