@@ -7,10 +7,10 @@ Theory of operation. v1.0 differs from the core model (v0.3's) in few places: no
 instead of walking objects in Python, the core models' own pydantic-core schemas are
 copied with those places changed, and compiled once into a ``SchemaSerializer`` (out)
 and a ``SchemaValidator`` (in). Everything the versions share runs in pydantic-core;
-Python is called only where they differ (a role, a part's kind, a time).
+Python is called only where they differ (a role, a state, a time, a file part).
 
-Out: a model's schema becomes its field dict (``__dict__``) written as a typed dict, as
-pydantic-core writes a model through its class's own serializer, which knows only v0.3.
+Both are compiled with ``_use_prebuilt=False``: otherwise pydantic-core reads and writes
+a nested model through its class's own validator and serializer, which know only v0.3.
 In: the schema still builds the core classes, so what comes out is the core params,
 validated once. A request this reader refuses is read again by ``_requests``, whose
 errors name the problem in v1.0's words; the tests hold the two readers to the same
