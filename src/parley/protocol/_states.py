@@ -13,7 +13,14 @@ Nothing else in parley spells out a set of states: it asks this module.
 
 from __future__ import annotations
 
-from parley.types import Event, Message, Task, TaskState, TaskStatusUpdateEvent
+from parley.types import (
+    Event,
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
 
 TERMINAL_STATES: frozenset[TaskState] = frozenset(
     {TaskState.completed, TaskState.canceled, TaskState.failed, TaskState.rejected}
@@ -24,6 +31,8 @@ INTERRUPTED_STATES: frozenset[TaskState] = frozenset(
     {TaskState.input_required, TaskState.auth_required}
 )
 """States where the agent's run is over and the task waits for the client."""
+
+_FINAL_STATES = TERMINAL_STATES | INTERRUPTED_STATES
 
 ACTIVE_STATES: frozenset[TaskState] = frozenset({TaskState.submitted, TaskState.working})
 """States where an agent run is (or should be) in progress."""
@@ -52,7 +61,7 @@ def is_interrupted(state: TaskState) -> bool:
 
 def is_final(state: TaskState) -> bool:
     """True where an agent run ends: a terminal or an interrupted state."""
-    return state in TERMINAL_STATES or state in INTERRUPTED_STATES
+    return state in _FINAL_STATES
 
 
 def can_move(current: TaskState, new: TaskState) -> bool:
@@ -72,13 +81,15 @@ def legal_moves() -> dict[TaskState, frozenset[TaskState]]:
     return dict(_LEGAL_MOVES)
 
 
+_WITH_STATUS = (TaskStatusUpdateEvent, Task)
+
+
 def ends_interaction(event: Event) -> bool:
     """Whether ``event`` is the last of an agent run: a direct ``Message`` reply, or a task
     or status reaching a terminal or interrupted state (spec 7.2: the stream closes)."""
-    if isinstance(event, TaskStatusUpdateEvent):
-        return is_final(event.status.state)
-    if isinstance(event, Message):
-        return True
-    if isinstance(event, Task):
-        return is_final(event.status.state)
-    return False
+    # Asked several times of every event a send makes: the commonest kinds first.
+    if type(event) is TaskArtifactUpdateEvent:
+        return False
+    if isinstance(event, _WITH_STATUS):
+        return event.status.state in _FINAL_STATES
+    return isinstance(event, Message)

@@ -8,6 +8,7 @@ A ``LiveTask`` is a task this process is working on or someone here is following
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from dataclasses import dataclass, field
 from types import TracebackType
 from urllib.parse import quote
@@ -18,6 +19,55 @@ from parley.server._events import EventLog
 from parley.server._owners import Ownership
 from parley.stores import Lease
 from parley.types import Message, Task
+
+
+class Gate:
+    """One task's publishing, one at a time, in the order they came: an ``asyncio.Lock``
+    that a caller finding it free takes with no await (``try_take``), as nearly every
+    publish does. Released by ``release``, which hands it straight to the first waiter,
+    so no one can slip in between."""
+
+    __slots__ = ("_held", "_waiting")
+
+    def __init__(self) -> None:
+        self._held = False
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    def try_take(self) -> bool:
+        """Take the gate if it is free; whether it was."""
+        if self._held:
+            return False
+        self._held = True
+        return True
+
+    async def take(self) -> None:
+        """Take the gate, waiting for it if it is held."""
+        if self.try_take():
+            return
+        handed = asyncio.get_running_loop().create_future()
+        self._waiting.append(handed)
+        try:
+            await handed
+        except asyncio.CancelledError:
+            if handed.done() and not handed.cancelled():  # handed over, but leaving
+                self.release()
+            raise
+
+    def release(self) -> None:
+        """Free the gate, or hand it to the first caller still waiting."""
+        waiting = self._waiting
+        while waiting:
+            handed = waiting.popleft()
+            if not handed.done():  # a canceled waiter is skipped
+                handed.set_result(None)
+                return
+        self._held = False
+
+    async def __aenter__(self) -> None:
+        await self.take()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        self.release()
 
 
 class Turn:
@@ -69,7 +119,7 @@ class LiveTask:
     context_id: str
     task: Task | None
     log: EventLog
-    publishing: asyncio.Lock = field(default_factory=asyncio.Lock)
+    publishing: Gate = field(default_factory=Gate)
     """Held while one event is stored and logged, so numbers are given out in order."""
     turn: Turn | None = None
     """The run working on the task until the interaction ends; ``None``: free."""

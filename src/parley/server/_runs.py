@@ -34,6 +34,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from parley.protocol import (
+    TERMINAL_STATES,
     InternalError,
     InvalidAgentResponseError,
     TaskNotFoundError,
@@ -64,6 +65,10 @@ from parley.types import (
 )
 
 logger = logging.getLogger("parley.server")
+
+_UPDATES = (TaskStatusUpdateEvent, TaskArtifactUpdateEvent)
+_WITH_STATUS = (TaskStatusUpdateEvent, Task)
+_MADE = (Message, Task)
 
 AGENT_FAILED = "The agent failed while working on this task."
 AGENT_STOPPED = "The agent stopped without finishing the task."
@@ -239,10 +244,9 @@ class TaskRuns:
                 self.lost(live, turn)
 
     def _announce(self, task_id: str, sequence: int) -> None:
-        """Tell the other processes, once the events are stored (coalesced: one note
-        per task per send)."""
-        if self.bus is None:
-            return
+        """Tell the other processes (``bus``), once the events are stored (coalesced:
+        one note per task per send)."""
+        assert self.bus is not None
         self._notes[task_id] = sequence
         if self._sending is None or self._sending.done():
             self._sending = asyncio.create_task(self._send_notes(), name="parley-bus-send")
@@ -314,50 +318,38 @@ class TaskRuns:
         published on their own (and so refused: the turn has ended).
         """
         first = events[0]
-        if live.task is None and not isinstance(first, Message | Task):
+        if live.task is None and not isinstance(first, _MADE):
             await self.publish_many(live, (self._new_task(live),), turn)
-        for at in range(1, len(events)):
-            if ends_interaction(events[at - 1]):
-                sequence = await self.publish_many(live, events[:at], turn)
-                for rest in events[at:]:
-                    sequence = await self.publish_many(live, (rest,), turn)
-                return sequence
-        async with live.publishing:
+        gate = live.publishing
+        if not gate.try_take():
+            await gate.take()
+        try:
             if (turn is not None and turn.ended) or live.broken:
                 raise InvalidAgentResponseError(
                     f"This run on task {live.task_id} has ended: it can emit no more events"
                 )
             if live.task is None and isinstance(first, Message):
                 self._check(live, first, None)
-                ends = ends_interaction(first)
-                self._end_turn(live, ends)
-                return live.log.append(first)  # a direct reply: no task, nothing to store
-            return await self._store(live, events)
+                self._end_turn(live, True)
+                sequence = live.log.append(first)  # a direct reply: no task, nothing to store
+                stored = 1
+            else:
+                stored, sequence = await self._store(live, events)
+        finally:
+            gate.release()
+        for rest in events[stored:]:  # after the end of the interaction: refused
+            sequence = await self.publish_many(live, (rest,), turn)
+        return sequence
 
-    async def _store(self, live: LiveTask, events: Sequence[Event]) -> int:
-        """Check, fold and store ``events`` (``publishing`` held); see ``publish_many``."""
-        sequence = live.log.last_sequence
+    async def _store(self, live: LiveTask, events: Sequence[Event]) -> tuple[int, int]:
+        """Check, fold and store ``events`` up to the first that ends the interaction
+        (``publishing`` held; see ``publish_many``): how many, and the last one's
+        sequence number."""
+        current = live.turn
         batch: list[StoredEvent] = []
         outbox: list[OutboxEntry] = []
-        current = live.turn
-        notifications = self.notifications
-        refused: InvalidAgentResponseError | None = None
-        ends = False
-        task = live.task
         try:
-            for event in events:
-                try:
-                    self._check(live, event, task)
-                except InvalidAgentResponseError as error:
-                    refused = error
-                    break
-                sequence += 1
-                stored = StoredEvent(sequence, event)
-                batch.append(stored)
-                if notifications is not None:  # folds a copy: before the task changes
-                    outbox.extend(await notifications.entries(live, stored, task))
-                task = apply(task, event)
-                ends = ends_interaction(event)
+            task, ends, refused = await self._fold(live, events, batch, outbox)
             if not batch:
                 raise refused or InvalidAgentResponseError("no event to publish")
             assert task is not None
@@ -375,23 +367,54 @@ class TaskRuns:
             )
             if current is not None:
                 current.lease = None if ends or lease is None else replace(lease, new=False)
-            if notifications and outbox:
-                notifications.wake()
+            if outbox and self.notifications is not None:
+                self.notifications.wake()
         except InvalidAgentResponseError:
             raise
         except LeaseLostError:
             self.lost(live, current)
             raise InternalError(MOVED) from None
         except Exception:
-            await self._store_failed(live, sequence)
+            await self._store_failed(live, live.log.last_sequence + len(batch))
             raise InternalError(STORE_FAILED) from None
         live.task = task
-        self._end_turn(live, ends)
-        live.log.extend(batch)
-        self._announce(live.task_id, sequence)
+        if ends and live.turn is not None:
+            live.turn.end()
+        sequence = live.log.extend(batch)
+        if self.bus is not None:
+            self._announce(live.task_id, sequence)
         if refused is not None:
             raise refused
-        return sequence
+        return len(batch), sequence
+
+    async def _fold(
+        self,
+        live: LiveTask,
+        events: Sequence[Event],
+        batch: list[StoredEvent],
+        outbox: list[OutboxEntry],
+    ) -> tuple[Task | None, bool, InvalidAgentResponseError | None]:
+        """Check, number and fold ``events`` into ``batch`` (and their push notifications
+        into ``outbox``), up to the first that ends the interaction or does not fit:
+        the task as they leave it (``None``: none fit), whether the last ends the
+        interaction, and why the one after it was refused."""
+        notifications = self.notifications
+        task = live.task
+        sequence = live.log.last_sequence
+        for event in events:
+            try:
+                self._check(live, event, task)
+            except InvalidAgentResponseError as error:
+                return task, False, error
+            sequence += 1
+            stored = StoredEvent(sequence, event)
+            batch.append(stored)
+            if notifications is not None:  # folds a copy: before the task changes
+                outbox.extend(await notifications.entries(live, stored, task))
+            task = apply(task, event)
+            if ends_interaction(event):
+                return task, True, None
+        return task, False, None
 
     def _writing_lease(self, turn: Turn | None) -> Lease | None:
         """The lease an append of ``turn`` carries: a new task's, not stored yet, runs
@@ -437,7 +460,8 @@ class TaskRuns:
             task = apply(live.task, failed)
             assert task is not None
             await self.store.save(task, sequence, owner=live.owner)
-            self._announce(live.task_id, sequence)
+            if self.bus is not None:
+                self._announce(live.task_id, sequence)
         except Exception:
             logger.exception("could not settle task %s after a store failure", live.task_id)
 
@@ -453,33 +477,33 @@ class TaskRuns:
     def _check(self, live: LiveTask, event: Event, task: Task | None) -> None:
         """Refuse ``event`` unless it fits ``task`` (the live task as the events before
         it in the same batch leave it)."""
-        if isinstance(event, Task):
+        if isinstance(event, _UPDATES):
+            if event.task_id != live.task_id or event.context_id != live.context_id:
+                raise InvalidAgentResponseError(
+                    f"The agent emitted an event for task {event.task_id} in context "
+                    f"{event.context_id}, but this run is for task {live.task_id} in context "
+                    f"{live.context_id}"
+                )
+        elif isinstance(event, Task):
             if event.id != live.task_id or event.context_id != live.context_id:
                 raise InvalidAgentResponseError(
                     f"The agent emitted task {event.id}, but this run is for task {live.task_id}"
                 )
             if task is None and live.pending_user_message is not None and not event.history:
                 event.history = [live.pending_user_message]
-        elif isinstance(event, TaskStatusUpdateEvent | TaskArtifactUpdateEvent) and (
-            event.task_id != live.task_id or event.context_id != live.context_id
-        ):
-            raise InvalidAgentResponseError(
-                f"The agent emitted an event for task {event.task_id} in context "
-                f"{event.context_id}, but this run is for task {live.task_id} in context "
-                f"{live.context_id}"
-            )
         if task is None:
             return
         current = task.status.state
-        if is_terminal(current):
+        if current in TERMINAL_STATES:
             raise InvalidAgentResponseError(
                 f"Task {live.task_id} is already {current.value} and cannot change"
             )
-        new = event.status.state if isinstance(event, Task | TaskStatusUpdateEvent) else None
-        if new is not None and not can_move(current, new):
-            raise InvalidAgentResponseError(
-                f"A task cannot move from {current.value} to {new.value}"
-            )
+        if isinstance(event, _WITH_STATUS):
+            new = event.status.state
+            if new is not current and not can_move(current, new):
+                raise InvalidAgentResponseError(
+                    f"A task cannot move from {current.value} to {new.value}"
+                )
 
     def start(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
         """Run the agent for ``context`` in the background, in ``turn``; the run holds
@@ -491,15 +515,19 @@ class TaskRuns:
 
     async def _run(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
         try:
-            async with turn:
-                if self.owners is not None and turn.lease is None:
-                    # a new task's lease: stored with its first events (``Lease.new``)
-                    turn.lease = self.owners.promise(live.task_id)
-                await self._execute(live, turn, context)
+            if self.owners is not None and turn.lease is None:
+                # a new task's lease: stored with its first events (``Lease.new``)
+                turn.lease = self.owners.promise(live.task_id)
+            await self._execute(live, turn, context)
         finally:
-            self.let_go(live)
-            if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
-                live.last_turn = None
+            try:
+                if turn.lease is not None:  # the lease first, then the slot (``Turn``)
+                    await turn.give_up_lease()
+            finally:
+                turn.end()
+                self.let_go(live)
+                if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
+                    live.last_turn = None
 
     async def _record_user_message(self, live: LiveTask, context: RequestContext) -> None:
         assert live.task is not None

@@ -1,0 +1,75 @@
+"""A live task's publishing gate: one publish at a time, in the order they came."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from parley.server._live import Gate
+
+
+async def test_a_free_gate_is_taken_at_once_and_a_held_one_is_not() -> None:
+    gate = Gate()
+    assert gate.try_take()
+    assert not gate.try_take()
+    gate.release()
+    assert gate.try_take()
+
+
+async def test_waiters_get_the_gate_in_the_order_they_came_and_no_one_slips_in() -> None:
+    gate = Gate()
+    assert gate.try_take()
+    order: list[int] = []
+
+    async def publish(number: int) -> None:
+        await gate.take()
+        order.append(number)
+        await asyncio.sleep(0)
+        gate.release()
+
+    waiting = [asyncio.create_task(publish(number)) for number in range(5)]
+    await asyncio.sleep(0)
+    gate.release()  # handed to the first waiter: still held
+    assert not gate.try_take()
+    await asyncio.gather(*waiting)
+    assert order == [0, 1, 2, 3, 4]
+    assert gate.try_take()
+
+
+async def test_a_waiter_canceled_while_waiting_is_skipped() -> None:
+    gate = Gate()
+    assert gate.try_take()
+    first = asyncio.create_task(gate.take())
+    second = asyncio.create_task(gate.take())
+    await asyncio.sleep(0)
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    gate.release()
+    await second  # the gate went past the canceled one
+    assert not gate.try_take()
+    gate.release()
+    assert gate.try_take()
+
+
+async def test_a_waiter_canceled_after_the_gate_was_handed_to_it_passes_it_on() -> None:
+    gate = Gate()
+    assert gate.try_take()
+    first = asyncio.create_task(gate.take())
+    second = asyncio.create_task(gate.take())
+    await asyncio.sleep(0)
+    gate.release()  # handed to ``first``, which has not run yet
+    first.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await first
+    await second
+    gate.release()
+    assert gate.try_take()
+
+
+async def test_async_with_holds_the_gate_for_the_block() -> None:
+    gate = Gate()
+    async with gate:
+        assert not gate.try_take()
+    assert gate.try_take()
