@@ -153,16 +153,24 @@ class TaskUpdater:
         final: bool = False,
         metadata: dict[str, Any] | None = None,
     ) -> None:
+        await self.events.emit(self._status_update(state, message, final, metadata))
+
+    def _status_update(
+        self,
+        state: TaskState,
+        message: Message | str | None = None,
+        final: bool = False,
+        metadata: dict[str, Any] | None = None,
+    ) -> TaskStatusUpdateEvent:
+        """The event ``update_status`` emits."""
         if isinstance(message, str):
             message = self.new_agent_message(message)
-        await self.events.emit(
-            TaskStatusUpdateEvent(
-                task_id=self.task_id,
-                context_id=self.context_id,
-                status=TaskStatus(state=state, message=message, timestamp=now()),
-                final=final,
-                metadata=metadata,
-            )
+        return TaskStatusUpdateEvent(
+            task_id=self.task_id,
+            context_id=self.context_id,
+            status=TaskStatus(state=state, message=message, timestamp=now()),
+            final=final,
+            metadata=metadata,
         )
 
     async def submit(self, message: Message | str | None = None) -> None:
@@ -183,23 +191,36 @@ class TaskUpdater:
         metadata: dict[str, Any] | None = None,
     ) -> str:
         """Emit an artifact (or one chunk of it); returns its id for later chunks."""
-        artifact_id = artifact_id or new_id()
-        await self.events.emit(
-            TaskArtifactUpdateEvent(
-                task_id=self.task_id,
-                context_id=self.context_id,
-                artifact=Artifact(
-                    artifact_id=artifact_id,
-                    parts=[TextPart(text=parts)] if isinstance(parts, str) else list(parts),
-                    name=name,
-                    description=description,
-                    metadata=metadata,
-                ),
-                append=append,
-                last_chunk=last_chunk,
-            )
+        event = self._artifact_update(
+            parts, artifact_id, name, description, append, last_chunk, metadata
         )
-        return artifact_id
+        await self.events.emit(event)
+        return event.artifact.artifact_id
+
+    def _artifact_update(
+        self,
+        parts: Sequence[Part] | str,
+        artifact_id: str | None = None,
+        name: str | None = None,
+        description: str | None = None,
+        append: bool | None = None,
+        last_chunk: bool | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> TaskArtifactUpdateEvent:
+        """The event ``add_artifact`` emits (a new artifact id when none is given)."""
+        return TaskArtifactUpdateEvent(
+            task_id=self.task_id,
+            context_id=self.context_id,
+            artifact=Artifact(
+                artifact_id=artifact_id or new_id(),
+                parts=[TextPart(text=parts)] if isinstance(parts, str) else list(parts),
+                name=name,
+                description=description,
+                metadata=metadata,
+            ),
+            append=append,
+            last_chunk=last_chunk,
+        )
 
     async def complete(self, message: Message | str | None = None) -> None:
         await self.update_status(TaskState.completed, message, final=True)

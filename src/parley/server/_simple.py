@@ -111,29 +111,25 @@ class AgentContext:
 
     async def progress(self, text: str) -> None:
         """Report progress: a ``working`` status carrying ``text``."""
-        await self._work(self.updater.new_agent_message(text), self.updater)
+        updater = self.updater
+        await updater.events.emit(self._work(updater.new_agent_message(text)))
 
     async def start(self) -> None:
         """Mark the task ``working``, once (outputs and the end of the run call this)."""
-        await self._start(self.updater)
-
-    async def _start(self, updater: TaskUpdater) -> None:
         if not self._working:
-            await self._work(None, updater)
+            await self.updater.events.emit(self._work(None))
 
-    async def _work(self, message: Message | None, updater: TaskUpdater) -> None:
+    def _work(self, message: Message | None) -> Event:
+        """The event that says the task is working (with ``message``)."""
         first = not self._working and self.request.task is None
         self._working = True
         if not first:
-            await updater.start_work(message)
-            return
+            return self.updater._status_update(TaskState.working, message)
         # A new task is created ``working``: the function runs from the moment it is
         # called, so a ``submitted`` task followed at once by a ``working`` status would
         # be one more event for every reader, store and stream to carry, saying nothing.
         status = TaskStatus(state=TaskState.working, message=message, timestamp=now())
-        await updater.events.emit(
-            Task(id=updater.task_id, context_id=updater.context_id, status=status)
-        )
+        return Task(id=self.request.task_id, context_id=self.request.context_id, status=status)
 
 
 class FunctionAgent:
@@ -148,8 +144,7 @@ class FunctionAgent:
     async def execute(self, context: RequestContext, events: EventSink) -> None:
         held = _Held(events)
         ctx = AgentContext(context, TaskUpdater.for_context(_AtOnce(held), context))
-        updater = TaskUpdater.for_context(held, context)
-        run = _Run(ctx, updater, self.artifact_name)
+        run = _Run(ctx, held, self.artifact_name)
         try:
             try:
                 result = self.function(ctx)
@@ -159,17 +154,17 @@ class FunctionAgent:
                             item = await held.step(result.__anext__())
                         except StopAsyncIteration:
                             break
-                        if await run.output(item):  # type: ignore[arg-type]
+                        if run.output(item):  # type: ignore[arg-type]
                             return
                 else:
                     returned: Output | None = await held.step(result)  # type: ignore[arg-type]
-                    if returned is not None and await run.output(returned):
+                    if returned is not None and run.output(returned):
                         return
             except Rejected as rejection:
-                await updater.reject(str(rejection) or None)
+                run.end(TaskState.rejected, str(rejection) or None)
                 return
-            await ctx._start(updater)
-            await updater.complete()
+            run.start()
+            run.end(TaskState.completed)
         finally:
             await held.flush()  # on every way out: what the function output before it failed
 
@@ -181,17 +176,14 @@ _T = TypeVar("_T")
 
 
 class _Held:
-    """The sink of a run's outputs: holds their events until ``flush`` (see the module
-    docs), which ``step`` calls when the function is about to wait."""
+    """The events of a run's outputs, held until ``flush`` (see the module docs), which
+    ``step`` calls when the function is about to wait."""
 
     __slots__ = ("held", "sink")
 
     def __init__(self, sink: EventSink) -> None:
         self.sink = sink
         self.held: list[Event] = []
-
-    async def emit(self, event: Event) -> None:
-        self.held.append(event)
 
     async def flush(self) -> None:
         held = self.held
@@ -258,49 +250,63 @@ class _AtOnce:
 
 
 class _Run:
-    def __init__(self, ctx: AgentContext, updater: TaskUpdater, artifact_name: str) -> None:
+    """Turns a function's outputs into events, held (``_Held``)."""
+
+    __slots__ = ("artifact_id", "artifact_name", "ctx", "held")
+
+    def __init__(self, ctx: AgentContext, held: _Held, artifact_name: str) -> None:
         self.ctx = ctx
-        self.updater = updater
+        self.held = held
         self.artifact_name = artifact_name
         self.artifact_id: str | None = None
 
-    async def output(self, item: Output) -> bool:
-        """Emit one output (held: see ``_Held``); True when it ended the run."""
+    def start(self) -> None:
+        """``ctx.start()``, held."""
+        if not self.ctx._working:
+            self.held.held.append(self.ctx._work(None))
+
+    def end(self, state: TaskState, text: str | None = None) -> None:
+        """The run's final status, held."""
+        self.held.held.append(self.ctx.updater._status_update(state, text, True))
+
+    def output(self, item: Output) -> bool:
+        """Hold the events of one output; True when it ended the run."""
         ctx = self.ctx
-        updater = self.updater
+        updater = ctx.updater
+        held = self.held.held
         if isinstance(item, Message):
             if not ctx._working and self.artifact_id is None and ctx.task is None:
                 # A direct reply: no task exists, so the message names only the context.
-                reply = item.model_copy(update={"context_id": ctx.context_id, "task_id": None})
-                await updater.events.emit(reply)
+                held.append(item.model_copy(update={"context_id": ctx.context_id, "task_id": None}))
                 return True
-            await ctx._start(updater)
-            await updater.update_status(TaskState.working, item.model_copy(update=_ids(ctx)))
+            self.start()
+            message = item.model_copy(update=_ids(ctx))
+            held.append(updater._status_update(TaskState.working, message))
             return False
-        await ctx._start(updater)
+        self.start()
         if isinstance(item, InputRequired):
-            await updater.requires_input(item.text)
+            self.end(TaskState.input_required, item.text)
             return True
         if isinstance(item, AuthRequired):
-            await updater.requires_auth(item.text)
+            self.end(TaskState.auth_required, item.text)
             return True
         if isinstance(item, Artifact):
-            await updater.add_artifact(
-                item.parts,
-                artifact_id=item.artifact_id,
-                name=item.name,
-                description=item.description,
-                metadata=item.metadata,
-            )
+            held.append(
+                updater._artifact_update(
+                    item.parts, item.artifact_id, item.name, item.description, None, None,
+                    item.metadata,
+                )
+            )  # fmt: skip
             return False
-        parts = _parts(item)
         first = self.artifact_id is None
-        self.artifact_id = await updater.add_artifact(
-            parts,
-            artifact_id=self.artifact_id,
-            name=self.artifact_name if first else None,
+        event = updater._artifact_update(
+            _parts(item),
+            self.artifact_id,
+            self.artifact_name if first else None,
             append=None if first else True,
         )
+        self.artifact_id = event.artifact.artifact_id
+        held.append(event)
         return False
 
 
