@@ -178,26 +178,28 @@ class RequestHandler:
                 "its own (a UUID), so a repeated send is never taken for another message"
             )
         owner = _caller(call)
-        await self._check_scope(message, owner)  # before a repeat could answer
-        repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
-        if repeat is not None:
-            return repeat
-        if message.task_id and not await self._names_new_task(params):
-            return await self._continue(params, message, call, owner)
+        scoped = message.task_id or message.context_id  # else a new context: no repeat
+        if scoped:
+            await self._check_scope(message, owner)  # before a repeat could answer
+            repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
+            if repeat is not None:
+                return repeat
+            if message.task_id and not await self._names_new_task(params):
+                return await self._continue(params, message, call, owner)
         task_id = message.task_id or new_ordered_id()
-        repeat = await self.sent.claim(message, task_id)
-        if repeat is not None:
-            return repeat
+        if scoped:
+            repeat = await self.sent.claim(message, task_id)
+            if repeat is not None:
+                return repeat
         context_id = message.context_id or new_ordered_id()
         message = message.copied(task_id=task_id, context_id=context_id)
-        assert message.context_id is not None
-        related = await self._related_tasks(message, owner)
-        pushed = await self._push_config_of(task_id, params, call)
+        related = await self._related_tasks(message, owner) if message.reference_task_ids else []
+        pushed = await self._push_config_of(task_id, params, call) if configuration else False
         # No await from here on: the new task and its run slot are taken together.
         if task_id in self.runs.live:  # the caller's id, taken while we were claiming
             await self.sent.forget(message)
             raise _just_started(task_id)
-        live = self.runs.create(task_id, message.context_id, message, owner or None)
+        live = self.runs.create(task_id, context_id, message, owner or None)
         if not pushed:
             live.push_configs = ()  # a new task has none yet: no store read per new task
         turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
