@@ -9,7 +9,7 @@ events for the common cases.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, cast, runtime_checkable
 
 from parley.protocol import TaskNotCancelableError
 from parley.server._context import RequestContext
@@ -26,6 +26,15 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+
+# The events parley builds for an agent are validated once each, from a dict with only
+# the fields that are set: ``Model(**fields)`` costs a fifth more (BaseModel.__init__'s
+# keyword packing, and a check per field left at its default).
+_new_status = TaskStatus.__pydantic_validator__.validate_python
+_new_status_update = TaskStatusUpdateEvent.__pydantic_validator__.validate_python
+_new_artifact = Artifact.__pydantic_validator__.validate_python
+_new_artifact_update = TaskArtifactUpdateEvent.__pydantic_validator__.validate_python
+_new_text = TextPart.__pydantic_validator__.validate_python
 
 
 class EventSink(Protocol):
@@ -165,13 +174,18 @@ class TaskUpdater:
         """The event ``update_status`` emits."""
         if isinstance(message, str):
             message = self.new_agent_message(message)
-        return TaskStatusUpdateEvent(
-            task_id=self.task_id,
-            context_id=self.context_id,
-            status=TaskStatus(state=state, message=message, timestamp=now()),
-            final=final,
-            metadata=metadata,
-        )
+        status: dict[str, Any] = {"state": state, "timestamp": now()}
+        if message is not None:
+            status["message"] = message
+        event: dict[str, Any] = {
+            "task_id": self.task_id,
+            "context_id": self.context_id,
+            "status": _new_status(status),
+            "final": final,
+        }
+        if metadata is not None:
+            event["metadata"] = metadata
+        return cast(TaskStatusUpdateEvent, _new_status_update(event))
 
     async def submit(self, message: Message | str | None = None) -> None:
         await self.update_status(TaskState.submitted, message)
@@ -208,19 +222,26 @@ class TaskUpdater:
         metadata: dict[str, Any] | None = None,
     ) -> TaskArtifactUpdateEvent:
         """The event ``add_artifact`` emits (a new artifact id when none is given)."""
-        return TaskArtifactUpdateEvent(
-            task_id=self.task_id,
-            context_id=self.context_id,
-            artifact=Artifact(
-                artifact_id=artifact_id or new_id(),
-                parts=[TextPart(text=parts)] if isinstance(parts, str) else list(parts),
-                name=name,
-                description=description,
-                metadata=metadata,
-            ),
-            append=append,
-            last_chunk=last_chunk,
-        )
+        artifact: dict[str, Any] = {
+            "artifact_id": artifact_id or new_id(),
+            "parts": [_new_text({"text": parts})] if isinstance(parts, str) else list(parts),
+        }
+        if name is not None:
+            artifact["name"] = name
+        if description is not None:
+            artifact["description"] = description
+        if metadata is not None:
+            artifact["metadata"] = metadata
+        event: dict[str, Any] = {
+            "task_id": self.task_id,
+            "context_id": self.context_id,
+            "artifact": _new_artifact(artifact),
+        }
+        if append is not None:
+            event["append"] = append
+        if last_chunk is not None:
+            event["last_chunk"] = last_chunk
+        return cast(TaskArtifactUpdateEvent, _new_artifact_update(event))
 
     async def complete(self, message: Message | str | None = None) -> None:
         await self.update_status(TaskState.completed, message, final=True)

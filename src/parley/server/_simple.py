@@ -32,9 +32,9 @@ import inspect
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, TypeAlias, TypeVar, cast
 
-from parley.server._agent import EventSink, TaskUpdater
+from parley.server._agent import EventSink, TaskUpdater, _new_text
 from parley.server._context import RequestContext
 from parley.server._ids import now
 from parley.types import (
@@ -46,9 +46,11 @@ from parley.types import (
     Part,
     Task,
     TaskState,
-    TaskStatus,
     TextPart,
 )
+
+_new_task = Task.__pydantic_validator__.validate_python
+"""One validation from a dict (see ``_agent``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,8 +130,12 @@ class AgentContext:
         # A new task is created ``working``: the function runs from the moment it is
         # called, so a ``submitted`` task followed at once by a ``working`` status would
         # be one more event for every reader, store and stream to carry, saying nothing.
-        status = TaskStatus(state=TaskState.working, message=message, timestamp=now())
-        return Task(id=self.request.task_id, context_id=self.request.context_id, status=status)
+        status: dict[str, Any] = {"state": TaskState.working, "timestamp": now()}
+        if message is not None:
+            status["message"] = message
+        request = self.request
+        task = {"id": request.task_id, "context_id": request.context_id, "status": status}
+        return cast(Task, _new_task(task))
 
 
 class FunctionAgent:
@@ -316,7 +322,7 @@ def _ids(ctx: AgentContext) -> dict[str, Any]:
 
 def _parts(item: str | Part | Sequence[Part]) -> list[Part]:
     if isinstance(item, str):
-        return [TextPart(text=item)]
+        return [_new_text({"text": item})]
     if isinstance(item, TextPart | FilePart | DataPart):
         return [item]
     return list(item)
