@@ -142,7 +142,8 @@ def table(report: dict[str, Any]) -> str:
 
 
 def _numbers(text: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in text.split(",") if n)
+    """Comma-separated counts; 0 (or nothing) leaves the scenario out."""
+    return tuple(int(n) for n in text.split(",") if n and int(n) > 0)
 
 
 def options_from(argv: list[str] | None = None) -> argparse.Namespace:
@@ -154,8 +155,10 @@ def options_from(argv: list[str] | None = None) -> argparse.Namespace:
         default=",".join(TARGETS),
         help=f"comma-separated, of: {', '.join([*TARGETS, *PENDING])}",
     )
-    parser.add_argument("--connections", type=_numbers, default=SEND_CONNECTIONS)
-    parser.add_argument("--streams", type=_numbers, default=STREAMS)
+    parser.add_argument(
+        "--connections", type=_numbers, default=SEND_CONNECTIONS, help="0: no send scenario"
+    )
+    parser.add_argument("--streams", type=_numbers, default=STREAMS, help="0: no streams")
     parser.add_argument(
         "--tasks",
         type=int,
