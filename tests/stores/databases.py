@@ -99,6 +99,26 @@ def served_store(kind: str, directory: Path) -> Iterator[Store]:
         asyncio.run(_ddl(database_url(str(url)), f'DROP SCHEMA "{schema}" CASCADE'))
 
 
+@contextmanager
+def served_postgres_stores(count: int) -> Iterator[tuple[Store, ...]]:
+    """``count`` stores on one fresh PostgreSQL schema, as as many processes sharing a
+    database have, for servers on threads of their own (see ``served_store``)."""
+    url = os.environ.get("PARLEY_TEST_POSTGRES_URL")
+    if not url:
+        _unavailable("set PARLEY_TEST_POSTGRES_URL to run the PostgreSQL tests")
+    url = database_url(str(url))
+    schema = f"parley_test_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_ddl(url, f'CREATE SCHEMA "{schema}"'))
+    settings = {"server_settings": {"search_path": schema}}
+    try:
+        yield tuple(
+            SQLStore(create_async_engine(url, poolclass=NullPool, connect_args=settings))
+            for _ in range(count)
+        )
+    finally:
+        asyncio.run(_ddl(url, f'DROP SCHEMA "{schema}" CASCADE'))
+
+
 async def _ddl(url: str, statement: str) -> None:
     admin = create_async_engine(url, poolclass=NullPool)
     try:

@@ -3,7 +3,8 @@
 Theory of operation
 -------------------
 The bus carries only short notes, never events: ``e <sequence> <task id>`` ("task T
-has events up to N") and ``c <task id>`` ("whoever runs task T: cancel it"). A process
+has events up to N"), ``c <task id>`` ("whoever runs task T: cancel it") and
+``p <task id>`` ("task T's push configs changed: read them again"). A process
 that hears of events it has not seen reads them from the store by sequence number and
 hands them to its readers, so the store stays the one source of truth: a lost note
 costs latency (the next note of that task brings the reader up to date), never an
@@ -48,6 +49,10 @@ def events_note(task_id: str, sequence: int) -> str:
 
 def cancel_note(task_id: str) -> str:
     return f"c {task_id}"
+
+
+def push_note(task_id: str) -> str:
+    return f"p {task_id}"
 
 
 class RedisBus:

@@ -28,7 +28,7 @@ from parley.protocol import (
     is_terminal,
 )
 from parley.server._agent import AgentExecutor, check_agent
-from parley.server._bus import Bus
+from parley.server._bus import Bus, push_note
 from parley.server._cancel import Cancels
 from parley.server._context import CallContext, RequestContext
 from parley.server._idempotency import Repeat, SentMessages
@@ -225,7 +225,7 @@ class RequestHandler:
             message = message.copied(context_id=task.context_id)
             related = await self._related_tasks(message, owner)
             if await self._push_config_of(task.id, params, call):
-                live.push_configs_changed()  # the next event reads them again
+                await self._push_configs_changed(task.id)
             # No await from here on: checked again, then the run slot is taken.
             try:
                 _check_open(live.task or task, live.turn is not None)
@@ -416,8 +416,14 @@ class RequestHandler:
             self.runs.heard(task_id, int(sequence))
         elif kind == "c":
             self.cancels.heard(rest)
+        elif kind == "p":
+            live = self.runs.live.get(rest)
+            if live is not None:
+                live.push_configs_changed()
         elif kind == "*":
             self.runs.heard("*", None)
+            for live in self.runs.live.values():  # a push note may be among those missed
+                live.push_configs_changed()
 
     # -- push notifications, extended card ---------------------------------------------
 
@@ -434,7 +440,7 @@ class RequestHandler:
             stored = await push.configs.save(
                 live.task_id, params.push_notification_config, _version(call)
             )
-            live.push_configs_changed()  # the next event reads them again
+            await self._push_configs_changed(live.task_id)
             return stored
 
     async def _push_config_of(
@@ -474,9 +480,17 @@ class RequestHandler:
         push = self._require_push("delete_push_config")
         await self._require_task(params.id, call)
         await push.configs.delete(params.id, params.push_notification_config_id)
-        live = self.runs.live.get(params.id)
+        await self._push_configs_changed(params.id)
+
+    async def _push_configs_changed(self, task_id: str) -> None:
+        """One of the task's push configs was just stored or deleted: its next event
+        reads them again, here and, through the bus, in the process that runs it."""
+        live = self.runs.live.get(task_id)
         if live is not None:
             live.push_configs_changed()
+        bus = self.runs.bus
+        if bus is not None:
+            await bus.send(push_note(task_id))
 
     async def _require_task(self, task_id: str, call: CallContext | None) -> None:
         """Raise ``TaskNotFoundError`` unless the task exists and is the caller's."""
