@@ -23,7 +23,7 @@ from parley.client import (
     connect,
     user_message,
 )
-from parley.protocol import PermissionDeniedError, UnauthenticatedError
+from parley.protocol import InternalError, PermissionDeniedError, UnauthenticatedError
 from parley.server import (
     AgentContext,
     APIKeyVerifier,
@@ -61,7 +61,7 @@ from tests.server.auth import (
     identity_provider,
     make_certificates,
 )
-from tests.servers import running
+from tests.servers import listening_socket, running
 
 
 @agent
@@ -437,3 +437,25 @@ async def test_an_empty_requirement_lets_anonymous_callers_in() -> None:
     async with connect(app, interceptors=[Credentials({"X-API-Key": "bad"})]) as client:
         with pytest.raises(UnauthenticatedError):
             await client.send_message("hi")
+
+
+async def test_keys_that_cannot_be_fetched_are_the_agents_failure(idp: IdentityProvider) -> None:
+    """A JWKS URL that refuses connections: a call with a well-made token gets -32603
+    saying to try again (the agent's failure), not 401 (the caller's)."""
+    down = listening_socket()  # bound, not listening: connections are refused
+    scheme = SCHEMES["bearer-jwt"]
+    verifier = JWTVerifier(
+        jwks_url=f"http://127.0.0.1:{down.getsockname()[1]}/jwks.json",
+        issuer=idp.issuer,
+        audience=AUDIENCE,
+    )
+    agent_card = _secured_card(scheme, idp).model_copy(
+        update={"supports_authenticated_extended_card": False}
+    )
+    app = create_app(whoami, agent_card, security={"scheme": verifier})
+    with running(app) as base:
+        config = ClientConfig(interceptors=[bearer(idp.token())], extended_card=False)
+        async with await ClientFactory(config).connect(base) as client:
+            with pytest.raises(InternalError, match="could not fetch the keys"):
+                await client.send_message("who am I?")
+    down.close()

@@ -1,8 +1,8 @@
 """The agent side of A2A: write an agent, serve it.
 
-Sits on ``parley.protocol``, ``parley.types`` and ``parley.stores``, and takes one thing
-of ``parley.client``: ``AgentKeys``, the one fetch-and-cache of a JWKS, for the keys of
-JWT bearer tokens (fetching a provider's key set is calling, the client's side). ``RequestHandler``
+Sits on ``parley.protocol``, ``parley.types`` and ``parley.stores``, and on
+``parley._jwks``, the one fetch-and-cache of a JWKS (the client's ``AgentKeys`` is it
+too), for the keys of JWT bearer tokens. ``RequestHandler``
 holds every operation's behaviour, transport-agnostic; the bindings in
 ``parley.server.bindings`` only decode and encode; ``create_app`` assembles the ASGI app.
 Agents are written against ``AgentExecutor`` + ``TaskUpdater``, or as one function with

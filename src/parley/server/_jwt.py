@@ -4,9 +4,9 @@ schemes, verified with PyJWT.
 Keys come from a key given in code, a JWKS URL, or a discovery document: OpenID Connect
 discovery (the ``openIdConnect`` scheme's ``openIdConnectUrl``) or OAuth 2.0
 authorization server metadata (RFC 8414, the ``oauth2`` scheme's ``oauth2MetadataUrl``),
-whose ``jwks_uri`` and ``issuer`` are used. Fetched keys are cached (``AgentKeys``, the
-one fetch-and-cache of a key set, which the client's push receiver and card checks use
-too); a token signed by a key id the cache does not know makes it fetch again (at most
+whose ``jwks_uri`` and ``issuer`` are used. Fetched keys are cached (``KeySet`` of
+``parley._jwks``, the one fetch-and-cache of a key set, which the client's ``AgentKeys``
+is too); a token signed by a key id the cache does not know makes it fetch again (at most
 every ``REFRESH_EVERY`` seconds), which is how a provider's key rotation reaches the server.
 """
 
@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import jwt
 
-from parley.client import AgentKeys, ClientError, KeyNotFoundError
+from parley._jwks import KeySet, KeysUnavailable, UnknownKey
 from parley.protocol import InternalError, UnauthenticatedError
 from parley.server._auth import Check, Credentials
 from parley.server._card import CardError
@@ -88,7 +88,7 @@ class JWTVerifier:
 
         return check
 
-    def _key_set(self, name: str, scheme: SecurityScheme) -> AgentKeys | None:
+    def _key_set(self, name: str, scheme: SecurityScheme) -> KeySet | None:
         if self.key is not None:
             return None
         discovery = self.discovery_url
@@ -99,7 +99,7 @@ class JWTVerifier:
                 discovery = scheme.oauth2_metadata_url
         if discovery is None and self.jwks_url is None:
             raise CardError(f"JWTVerifier for {name!r} needs key, jwks_url or discovery_url")
-        return AgentKeys(
+        return KeySet(
             None if discovery else self.jwks_url,
             discovery_url=discovery,
             max_age=self.cache_seconds,
@@ -107,7 +107,7 @@ class JWTVerifier:
             http=self.http_client,
         )
 
-    async def decode(self, token: str, keys: AgentKeys | None) -> dict[str, Any]:
+    async def decode(self, token: str, keys: KeySet | None) -> dict[str, Any]:
         """The verified claims of ``token``; raises ``UnauthenticatedError`` saying why not."""
         try:
             header = jwt.get_unverified_header(token)
@@ -134,14 +134,14 @@ class JWTVerifier:
         return 'Bearer realm="a2a"'
 
 
-async def _signing_key(keys: AgentKeys, kid: str | None) -> jwt.PyJWK:
+async def _signing_key(keys: KeySet, kid: str | None) -> jwt.PyJWK:
     try:
         return await keys.key(kid)
-    except KeyNotFoundError:
+    except UnknownKey:
         raise UnauthenticatedError(
             "The bearer token is signed with a key this agent does not know"
         ) from None
-    except ClientError as error:
+    except KeysUnavailable as error:
         logger.warning("could not fetch the token signing keys: %s", error.message)
         raise InternalError(
             "The agent could not fetch the keys to check the token; try again later"
