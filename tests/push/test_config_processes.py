@@ -1,7 +1,7 @@
 """Push configs set and deleted through one process reach the process running the task
 (spec 7.5, 7.8), with two servers on one PostgreSQL database (each on uvicorn at
 127.0.0.1, on a thread and event loop of its own, with its own engine, bus and push
-worker) and a real webhook.
+worker) and a real webhook; the bus is PostgreSQL ``LISTEN/NOTIFY``, then Redis.
 
 Process A runs the task and writes the outbox entries of its events; the configs are set
 and deleted through process B. A keeps the task's push configs in memory between events,
@@ -18,13 +18,14 @@ from __future__ import annotations
 import asyncio
 import json
 import queue
+import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
 
 from parley.client import connect
-from parley.server import EventSink, RequestContext, TaskUpdater, create_app
+from parley.server import EventSink, RedisBus, RequestContext, TaskUpdater, create_app
 from parley.server.push import PushRetry, PushSettings
 from parley.stores import Store
 from parley.types import (
@@ -39,6 +40,7 @@ from tests.server.agents import card
 from tests.servers import running
 from tests.stores.databases import served_postgres_stores
 
+REDIS = "redis://127.0.0.1:6379/0"
 TICKS = 100
 """Updates A may store, one after another, before B's new config must have reached it."""
 
@@ -116,16 +118,19 @@ def stores() -> Iterator[tuple[Store, ...]]:
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("bus", ["listen-notify", "redis"])
 async def test_configs_set_and_deleted_through_another_process_reach_the_running_one(
-    stores: tuple[Store, Store],
+    stores: tuple[Store, Store], bus: str
 ) -> None:
     store_a, store_b = stores
+    channel = f"parley_test_{uuid.uuid4().hex[:12]}"  # the notes of these two only
+    bus_a, bus_b = (RedisBus(REDIS, channel) if bus == "redis" else None for _ in "ab")
     agent = Told()
     push_card = card(capabilities=AgentCapabilities(streaming=True, push_notifications=True))
     push = PushSettings(allow=["127.0.0.1/32"], retry=PushRetry(first=0.05, longest=0.4))
     with (
-        running(create_app(agent, push_card, task_store=store_a, push=push)) as a,
-        running(create_app(agent, push_card, task_store=store_b, push=push)) as b,
+        running(create_app(agent, push_card, task_store=store_a, push=push, bus=bus_a)) as a,
+        running(create_app(agent, push_card, task_store=store_b, push=push, bus=bus_b)) as b,
         webhook() as (hook, url),
     ):
         notified = Notified(hook)
