@@ -28,7 +28,7 @@ import pytest
 from parley.stores import StoredEvent
 from parley.stores.sql import SQLStore
 from parley.stores.sql._schema import sent_messages
-from parley.stores.sql._writer import _CHECKPOINT_EVERY
+from parley.stores.sql._writer import _CHECKPOINT_EVERY, _can_hurry, _hurry
 from parley.types import (
     Artifact,
     Task,
@@ -174,6 +174,42 @@ async def test_the_checkpointer_runs_at_the_lowest_priority_and_the_loop_keeps_i
         assert _nice(threading.get_native_id()) == loop_nice
     finally:
         await store.aclose()
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux" or not _can_hurry(), reason="SCHED_IDLE and leaving it: Linux"
+)
+async def test_the_checkpointer_idles_and_a_checkpoint_that_falls_behind_is_hurried(
+    tmp_path: Path,
+) -> None:
+    """Where the process may take a thread out of SCHED_IDLE again, the checkpointer
+    waits in it (its slices of a busy CPU five times rarer than at nice 19); hurried, it
+    runs at nice 19 under the ordinary policy, and goes back to SCHED_IDLE once its
+    checkpoint is done."""
+    store = SQLStore(sqlite_url(tmp_path))
+    try:
+        await store.append("t", [StoredEvent(1, _task("t"))])  # starts the checkpointer
+        thread = await _checkpointer_at(os.SCHED_IDLE)
+        _hurry(thread)
+        assert os.sched_getscheduler(thread) == os.SCHED_OTHER
+        assert _nice(thread) == 19
+        checkpointer = getattr(store.writer, "_checkpointer")  # noqa: B009
+        checkpointer.wake()
+        assert await _checkpointer_at(os.SCHED_IDLE) == thread
+    finally:
+        await store.aclose()
+
+
+async def _checkpointer_at(policy: int) -> int:
+    """The checkpointer thread's id, once it is under ``policy``."""
+    deadline = time.monotonic() + 10
+    while True:
+        found = [t for t in threading.enumerate() if t.name == "parley-sqlite-checkpoint"]
+        thread = found[0].native_id if found else None
+        if thread is not None and os.sched_getscheduler(thread) == policy:
+            return thread
+        assert time.monotonic() < deadline, f"no checkpointer thread under policy {policy}"
+        await asyncio.sleep(0.01)
 
 
 # -- kill -9 after the acknowledgement -----------------------------------------------

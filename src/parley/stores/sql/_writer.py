@@ -273,11 +273,19 @@ class _Checkpointer:
         self.timeout = timeout
         self._wanted = threading.Event()
         self._stopping = False
+        self._asked = 0  # checkpoints asked for (by ``wake``)
+        self._done = 0  # the last of them a finished checkpoint served
         self._thread = threading.Thread(target=self._serve, name="parley-sqlite-checkpoint")
         self._thread.daemon = True
         self._thread.start()
 
     def wake(self) -> None:
+        """Ask for a checkpoint. If the one asked for last time is not done yet (the loop
+        left the thread too little CPU), the thread gets the share of a thread at ``nice``
+        19 until it is, so the WAL cannot grow without bound."""
+        if self._done < self._asked:
+            _hurry(self._thread.native_id)
+        self._asked += 1
         self._wanted.set()
 
     def stop(self) -> None:
@@ -286,28 +294,69 @@ class _Checkpointer:
         self._thread.join()
 
     def _serve(self) -> None:
-        _yield_cpu()
         connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
             while True:
+                _yield_cpu()
                 self._wanted.wait()
                 self._wanted.clear()
                 if self._stopping:
                     return
+                asked = self._asked
                 with contextlib.suppress(sqlite3.Error):  # busy: the next wake-up tries again
                     connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                self._done = asked
         finally:
             connection.close()
 
 
 def _yield_cpu() -> None:
-    """Give the calling thread the lowest CPU priority (Linux: a nice value is per thread).
+    """Give the calling thread the lowest CPU priority (Linux: priority is per thread):
+    ``SCHED_IDLE`` where ``_hurry`` can take it back out, ``nice`` 19 otherwise.
 
     A checkpoint is milliseconds of CPU (tens at 64 connections: every page written since
     the last one is copied into the database). At the priority of the event loop's thread
     it took half the CPU from the loop while it ran, so every request in flight then
-    waited that long: the tail of the latency. At the lowest priority it runs when the
-    loop has nothing to do, or in the scheduler's small share of a busy CPU."""
-    if sys.platform == "linux":  # elsewhere the nice value would be the whole process's
+    waited that long: the tail of the latency. At ``nice`` 19 it runs when the loop has
+    nothing to do, or in slices of a busy CPU (its weight is 15 to the loop's 1024: a
+    slice of a millisecond or two about every 100 ms, each delaying every request in
+    flight); ``SCHED_IDLE``'s weight is 3, so on a busy CPU its slices are five times
+    rarer, and ``_hurry`` gives the weight of ``nice`` 19 back to a checkpoint that falls
+    behind."""
+    if sys.platform != "linux":  # elsewhere the nice value would be the whole process's
+        return
+    with contextlib.suppress(OSError):
+        os.setpriority(os.PRIO_PROCESS, 0, 19)
+    if _can_hurry():
+        with contextlib.suppress(OSError):
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+
+
+def _hurry(thread: int | None) -> None:
+    """Move a ``SCHED_IDLE`` thread back to the ordinary policy (at ``nice`` 19)."""
+    if thread is not None and sys.platform == "linux" and _can_hurry():
+        with contextlib.suppress(OSError):  # the thread has ended
+            os.sched_setscheduler(thread, os.SCHED_OTHER, os.sched_param(0))
+
+
+@functools.cache
+def _can_hurry() -> bool:
+    """Whether a thread of this process at ``nice`` 19 may leave ``SCHED_IDLE`` again
+    (Linux asks for ``RLIMIT_NICE`` >= 1 or the ``CAP_SYS_NICE`` capability): tried once,
+    on a thread of its own. Where it may not, the checkpointer stays at ``nice`` 19, so a
+    checkpoint never falls behind for want of CPU."""
+    if not hasattr(os, "SCHED_IDLE"):
+        return False
+    left: list[bool] = []
+
+    def probe() -> None:
         with contextlib.suppress(OSError):
             os.setpriority(os.PRIO_PROCESS, 0, 19)
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+            os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+            left.append(True)
+
+    thread = threading.Thread(target=probe, name="parley-sqlite-probe")
+    thread.start()
+    thread.join()
+    return bool(left)
