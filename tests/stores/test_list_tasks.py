@@ -197,6 +197,33 @@ async def test_a_task_written_in_one_append_is_filed_as_event_by_event(store: St
     assert [stored.sequence for stored in await store.events("b")] == [1, 2, 3, 4]
 
 
+async def test_an_append_files_at_its_latest_status_time_not_its_last(store: Store) -> None:
+    """An append whose earlier status is stamped later than its last one (and than the
+    snapshot saved with it) files the task at that later time, with a snapshot or
+    without: every store as the memory store, as if the events came one by one."""
+    log = _Log(store)
+    await log.add("a", StoredEvent(0, _stamped("a", TaskState.working, 65)))
+    await log.add(
+        "b",
+        StoredEvent(0, _stamped("b", TaskState.submitted, 10)),
+        _status("b", TaskState.working, 70),
+        _status("b", TaskState.completed, 60),
+        snapshot=_stamped("b", TaskState.completed, 60),
+    )
+    await log.add("c", StoredEvent(0, _stamped("c", TaskState.submitted, 10)))
+    await log.add(
+        "c", _status("c", TaskState.working, 80), _status("c", TaskState.input_required, 40)
+    )
+    page = await store.list_tasks(TaskQuery())
+    assert _ids(page.tasks) == ["c", "b", "a"]
+    assert [task.status.state for task in page.tasks[:2]] == [
+        TaskState.input_required,
+        TaskState.completed,
+    ]
+    since = datetime.fromisoformat(_at(70)).timestamp()
+    assert _ids((await store.list_tasks(TaskQuery(touched_after=since))).tasks) == ["c", "b"]
+
+
 async def test_pages_stay_true_under_concurrent_writes(store: Store) -> None:
     """Cursor pages while other writers move tasks to the front: no task is listed
     twice, and every task that was not moved during the walk is listed, in order."""

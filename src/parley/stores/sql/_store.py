@@ -49,17 +49,20 @@ def _upsert_task(
 
 
 def _touch_values(task_id: str, logged: Sequence[StoredEvent], owner: str | None) -> dict[str, Any]:
-    """The task row an append without a snapshot writes: the state and status time of
-    its last status (none: state kept, time 0, ``later_touched`` keeps the stored)."""
+    """The task row an append without a snapshot writes: the state of its last status
+    and the latest status time among them, as the memory store files it (none: state
+    kept, time 0, ``later_touched`` keeps the stored)."""
     status = None
+    touched = 0.0
     for stored in logged:
         if isinstance(stored.event, Task | TaskStatusUpdateEvent):
             status = stored.event.status
+            touched = max(touched, status_time(status))
     return {
         "id": task_id,
         "state": None if status is None else status.state.value,
         "context_id": context_of(logged),
-        "touched": 0.0 if status is None else status_time(status),
+        "touched": touched,
         "owner": owner,
     }
 
@@ -135,7 +138,8 @@ class SQLStore(SQLSide):
         touch = _touch_values(task_id, events, owner)
         saved = None
         if snapshot is not None:
-            saved = _save_values(snapshot, events[-1].sequence if events else 0, owner)
+            sequence = events[-1].sequence if events else 0
+            saved = _save_values(snapshot, sequence, owner, touch["touched"])
         await writer.submit(AppendWrite(task_id, events, touch, lease, saved, release))
 
     async def append_many(self, batch: Sequence[Append]) -> None:
@@ -263,22 +267,30 @@ class SQLStore(SQLSide):
         )
 
 
-def _save_values(task: Task, sequence: int, owner: str | None) -> dict[str, Any]:
+def _save_values(
+    task: Task, sequence: int, owner: str | None, touched: float = 0.0
+) -> dict[str, Any]:
+    """The task row a save writes; ``touched``: the latest status time of the events
+    appended with it, when later than the snapshot's own."""
     return {
         "id": task.id,
         "context_id": task.context_id,
         "state": task.status.state.value,
         "snapshot": task.to_json().decode(),
         "snapshot_sequence": sequence,
-        "touched": status_time(task.status),
+        "touched": max(status_time(task.status), touched),
         "owner": owner,
     }
 
 
 async def _save(
-    connection: AsyncConnection, task: Task, sequence: int, owner: str | None = None
+    connection: AsyncConnection,
+    task: Task,
+    sequence: int,
+    owner: str | None = None,
+    touched: float = 0.0,
 ) -> None:
-    values = _save_values(task, sequence, owner)
+    values = _save_values(task, sequence, owner, touched)
 
     def changed(new: Any) -> dict[str, Any]:
         kept = {k: new[k] for k in values if k not in ("id", "owner")}
@@ -300,7 +312,9 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
         except IntegrityError:
             raise ValueError(_duplicate(task_id, logged)) from None
     if part.snapshot is not None:
-        await _save(connection, part.snapshot, logged[-1].sequence if logged else 0, part.owner)
+        touched = _touch_values(task_id, logged, part.owner)["touched"]
+        sequence = logged[-1].sequence if logged else 0
+        await _save(connection, part.snapshot, sequence, part.owner, touched)
     elif logged:
         values = _touch_values(task_id, logged, part.owner)
         await connection.execute(
