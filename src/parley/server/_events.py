@@ -36,7 +36,7 @@ class EventLog:
         self._events: list[StoredEvent] = []
         self._start = start
         self._waiters: list[asyncio.Future[None]] = []
-        self._looking: list[tuple[Callable[[Event], bool], asyncio.Future[None]]] = []
+        self._looking: list[tuple[Callable[[Event], bool], asyncio.Future[Event | None]]] = []
         """``first`` callers waiting for an event ``until`` holds for: woken by that event
         (or the close) only, not by every event before it."""
         self._closed = False
@@ -121,19 +121,27 @@ class EventLog:
             if until is None:
                 await self._changed()
                 continue
-            looking = asyncio.get_running_loop().create_future()
+            looking: asyncio.Future[Event | None] = asyncio.get_running_loop().create_future()
             self._looking.append((until, looking))
-            await looking
+            found = await looking
+            if found is not None:
+                return found
 
     def _wake_looking(self, events: Sequence[StoredEvent] | None) -> None:
-        """Wake the ``first`` callers one of ``events`` is for (every one at the close:
-        ``None``)."""
+        """Wake the ``first`` callers one of ``events`` is for, with the first of them
+        that ``until`` holds for (every one at the close, with ``None``)."""
         still = []
         for until, looking in self._looking:
-            if events is None or any(until(stored.event) for stored in events):
-                if not looking.done():
-                    looking.set_result(None)
-            elif not looking.done():  # a canceled caller (its client left) is dropped
+            if looking.done():  # a canceled caller (its client left) is dropped
+                continue
+            if events is None:
+                looking.set_result(None)
+                continue
+            for stored in events:
+                if until(stored.event):
+                    looking.set_result(stored.event)
+                    break
+            else:
                 still.append((until, looking))
         self._looking = still
 

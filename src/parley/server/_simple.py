@@ -28,7 +28,6 @@ emits itself (``ctx.updater``, ``ctx.progress``) goes out at once, after what is
 
 from __future__ import annotations
 
-import inspect
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Sequence
 from dataclasses import dataclass
@@ -149,18 +148,18 @@ class FunctionAgent:
 
     async def execute(self, context: RequestContext, events: EventSink) -> None:
         held = _Held(events)
-        ctx = AgentContext(context, TaskUpdater.for_context(_AtOnce(held), context))
+        ctx = AgentContext(context, TaskUpdater(_AtOnce(held), context.task_id, context.context_id))
         run = _Run(ctx, held, self.artifact_name)
         try:
             try:
                 result = self.function(ctx)
-                if inspect.isasyncgen(result):
+                if isinstance(result, types.AsyncGeneratorType):
                     while True:
                         try:
                             item = await held.step(result.__anext__())
                         except StopAsyncIteration:
                             break
-                        if run.output(item):  # type: ignore[arg-type]
+                        if run.output(item):
                             return
                 else:
                     returned: Output | None = await held.step(result)  # type: ignore[arg-type]
