@@ -13,15 +13,17 @@ import fcntl
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from tests.servers import listening_socket
 
 SDK_VERSION = "0.3.26"
 REQUIREMENTS = (f"a2a-sdk[http-server,grpc]=={SDK_VERSION}", "uvicorn[standard]>=0.30")
@@ -95,35 +97,59 @@ def run_peer(python: Path, script: str, *args: str, timeout: float = 60.0) -> li
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+@dataclass(frozen=True)
+class Served:
+    """Where a peer server listens."""
+
+    port: int
+    """Its HTTP port (the card, and JSON-RPC or HTTP+JSON)."""
+    grpc_port: int | None = None
+    """Its gRPC port, when it serves gRPC."""
 
 
 @contextlib.contextmanager
-def serving_peer(python: Path, script: str, *args: str, timeout: float = 30.0) -> Iterator[int]:
-    """Start a peer server on a free 127.0.0.1 port; yield the port once it answers."""
-    port = free_port()
+def serving_peer(
+    python: Path, script: str, *args: str, grpc: bool = False, timeout: float = 30.0
+) -> Iterator[Served]:
+    """Start a peer server; yield where it listens once it answers.
+
+    Race-free, as ``tests.servers.parley_serve``: the HTTP socket is bound here and handed
+    to the peer (``--fd``), so no other process can take its port between a pick and a
+    bind; a peer serving gRPC (``grpc``) binds port 0 and says which port it got on the
+    first line of its stdout."""
+    listener = listening_socket()
     process = subprocess.Popen(
-        [str(python), str(PEERS / script), "--port", str(port), *args],
-        stdout=subprocess.DEVNULL,
+        [str(python), str(PEERS / script), "--fd", str(listener.fileno()), *args],
+        stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=_peer_env(),
+        pass_fds=[listener.fileno()],
     )
     try:
+        grpc_port = _grpc_port(process) if grpc else None
+        port = listener.getsockname()[1]
         _wait_until_listening(process, port, timeout)
-        yield port
+        yield Served(port, grpc_port)
     finally:
+        listener.close()
         process.terminate()
         try:
             process.wait(10)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+def _grpc_port(process: subprocess.Popen[bytes]) -> int:
+    assert process.stdout is not None
+    line = process.stdout.readline().decode()  # written before the peer serves anything
+    if not line.startswith("grpc-port "):
+        error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+        raise AssertionError(f"peer server did not say its gRPC port ({line!r}):\n{error[-6000:]}")
+    return int(line.split()[1])
 
 
 def _wait_until_listening(process: subprocess.Popen[bytes], port: int, timeout: float) -> None:

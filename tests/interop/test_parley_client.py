@@ -38,7 +38,7 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from tests.interop.sdk import free_port, serving_peer
+from tests.interop.sdk import serving_peer
 from tests.schema import validate_wire
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
@@ -62,17 +62,16 @@ class Peer:
 @pytest.fixture(scope="module", params=BINDINGS)
 def peer(request: pytest.FixtureRequest, sdk: Path) -> Iterator[Peer]:
     binding = request.param
-    grpc_port, grpc_plain_port = free_port(), free_port()
-    grpc = ("--grpc-port", str(grpc_port)) if binding == "GRPC" else ()
-    grpc_plain = ("--grpc-port", str(grpc_plain_port)) if binding == "GRPC" else ()
+    grpc = binding == "GRPC"
     with (
-        serving_peer(sdk, "sdk_server.py", "--binding", binding, *grpc) as port,
-        serving_peer(sdk, "sdk_server.py", "--binding", binding, *grpc_plain, "--plain") as plain,
+        serving_peer(sdk, "sdk_server.py", "--binding", binding, grpc=grpc) as served,
+        serving_peer(sdk, "sdk_server.py", "--binding", binding, "--plain", grpc=grpc) as plain,
     ):
-        url = f"http://127.0.0.1:{port}"
+        url = f"http://127.0.0.1:{served.port}"
         # What each binding's card declares, as the peer builds it in the SDK's style.
-        declared = {"JSONRPC": f"{url}/", "HTTP+JSON": url, "GRPC": f"127.0.0.1:{grpc_port}"}
-        yield Peer(binding, url, f"http://127.0.0.1:{plain}", declared[binding])
+        grpc_url = f"127.0.0.1:{served.grpc_port}"
+        declared = {"JSONRPC": f"{url}/", "HTTP+JSON": url, "GRPC": grpc_url}
+        yield Peer(binding, url, f"http://127.0.0.1:{plain.port}", declared[binding])
 
 
 def text_of_artifacts(task: Task) -> str:

@@ -13,7 +13,7 @@ import pytest
 from parley.client import connect
 from parley.protocol import A2AError
 from parley.types import PushNotificationConfig, Task, TaskPushNotificationConfig, TaskState
-from tests.interop.sdk import free_port, serving_peer
+from tests.interop.sdk import serving_peer
 from tests.push.webhook import webhook
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
@@ -22,9 +22,9 @@ BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 @pytest.fixture(scope="module", params=BINDINGS)
 def peer(request: pytest.FixtureRequest, sdk: Path) -> Iterator[tuple[str, str]]:
     binding = request.param
-    grpc = ("--grpc-port", str(free_port())) if binding == "GRPC" else ()
-    with serving_peer(sdk, "sdk_server.py", "--binding", binding, "--push", *grpc) as port:
-        yield binding, f"http://127.0.0.1:{port}"
+    grpc = binding == "GRPC"
+    with serving_peer(sdk, "sdk_server.py", "--binding", binding, "--push", grpc=grpc) as served:
+        yield binding, f"http://127.0.0.1:{served.port}"
 
 
 def _config(task_id: str, url: str, config_id: str) -> TaskPushNotificationConfig:

@@ -14,15 +14,15 @@ import pytest
 from parley.client import Client, connect
 from parley.protocol import TaskNotCancelableError, TaskNotFoundError
 from parley.types import Task, TaskArtifactUpdateEvent, TaskState, TextPart
-from tests.interop.sdk import free_port, serving_peer
+from tests.interop.sdk import serving_peer
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 
 
 @pytest.fixture(scope="module")
 def agent(sdk1: Path) -> Iterator[str]:
-    with serving_peer(sdk1, "sdk1_server.py", "--grpc-port", str(free_port())) as port:
-        yield f"http://127.0.0.1:{port}"
+    with serving_peer(sdk1, "sdk1_server.py", grpc=True) as served:
+        yield f"http://127.0.0.1:{served.port}"
 
 
 @pytest.fixture(params=BINDINGS)

@@ -12,7 +12,7 @@ import pytest
 from parley.client import connect
 from parley.protocol import A2AError
 from parley.types import PushNotificationConfig, Task, TaskPushNotificationConfig
-from tests.interop.sdk import free_port, serving_peer
+from tests.interop.sdk import serving_peer
 
 BINDINGS = ["JSONRPC", "HTTP+JSON", "GRPC"]
 HOOK = "http://127.0.0.1:9/hook"  # nothing is posted: the task waits for input
@@ -20,9 +20,8 @@ HOOK = "http://127.0.0.1:9/hook"  # nothing is posted: the task waits for input
 
 @pytest.fixture(scope="module")
 def agent(sdk1: Path) -> Iterator[str]:
-    grpc = ("--grpc-port", str(free_port()))
-    with serving_peer(sdk1, "sdk1_server.py", *grpc, "--push") as port:
-        yield f"http://127.0.0.1:{port}"
+    with serving_peer(sdk1, "sdk1_server.py", "--push", grpc=True) as served:
+        yield f"http://127.0.0.1:{served.port}"
 
 
 def _config(task_id: str, config_id: str) -> TaskPushNotificationConfig:

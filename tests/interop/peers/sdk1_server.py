@@ -3,7 +3,10 @@
 default: no v0.3 compatibility) on JSON-RPC, HTTP+JSON and gRPC, for the interop suite.
 It understands the same first words as parley's interop agent (``tests/interop/agents.py``).
 
-    python sdk1_server.py --port N --grpc-port M [--push]
+    python sdk1_server.py --fd N [--push]
+
+``--fd``: a TCP socket bound on 127.0.0.1 by the test (inherited) to serve HTTP on; gRPC
+binds a port of its own choosing and the first line of stdout says which (``grpc-port M``).
 
 With ``--push`` it declares push notifications and keeps configs in the SDK's in-memory
 config store (its documented set-up; nothing is posted in the tests that use it).
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 
 import grpc
 import uvicorn
@@ -100,8 +104,11 @@ def card(base: str, grpc_port: int, push: bool = False) -> AgentCard:
     )
 
 
-async def serve(port: int, grpc_port: int, push: bool) -> None:
-    base = f"http://127.0.0.1:{port}"
+async def serve(sock: socket.socket, push: bool) -> None:
+    base = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    server = grpc.aio.server()
+    grpc_port = server.add_insecure_port("127.0.0.1:0")  # bound here: the port was never free
+    print(f"grpc-port {grpc_port}", flush=True)  # for the test, which reads it first
     public = card(base, grpc_port, push)
     extended = AgentCard()
     extended.CopyFrom(public)
@@ -118,26 +125,22 @@ async def serve(port: int, grpc_port: int, push: bool) -> None:
         *create_jsonrpc_routes(handler, "/"),
         *create_rest_routes(handler),
     ]
-    server = grpc.aio.server()
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(handler), server)
-    server.add_insecure_port(f"127.0.0.1:{grpc_port}")
     await server.start()
-    config = uvicorn.Config(
-        Starlette(routes=routes), host="127.0.0.1", port=port, log_level="warning"
-    )
+    config = uvicorn.Config(Starlette(routes=routes), log_level="warning")
     try:
-        await uvicorn.Server(config).serve()
+        # on the socket the test bound and handed over: its port was never free
+        await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         await server.stop(0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--grpc-port", type=int, required=True)
+    parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--push", action="store_true")
     options = parser.parse_args()
-    asyncio.run(serve(options.port, options.grpc_port, options.push))
+    asyncio.run(serve(socket.socket(fileno=options.fd), options.push))
 
 
 main()

@@ -4,11 +4,14 @@
 Runs in the interop venv: an ``AgentExecutor`` served by ``DefaultRequestHandler`` with
 ``InMemoryTaskStore``, behind ``A2AStarletteApplication`` (JSON-RPC),
 ``A2ARESTFastAPIApplication`` (HTTP+JSON) or a grpc.aio server (gRPC; the card is then
-served over HTTP on ``--port`` and gRPC listens on ``--grpc-port``). It understands the
+served over HTTP and gRPC listens on a port of its own). It understands the
 same first words as parley's interop agent (``tests/interop/agents.py``).
 
-    python sdk_server.py --port N [--binding JSONRPC|HTTP+JSON|GRPC] [--grpc-port M]
-        [--plain]
+    python sdk_server.py --fd N [--binding JSONRPC|HTTP+JSON|GRPC] [--plain] [--push]
+
+``--fd``: a TCP socket bound on 127.0.0.1 by the test (inherited) to serve HTTP on; with
+``GRPC``, gRPC binds a port of its own choosing and the first line of stdout says which
+(``grpc-port M``).
 
 ``--plain`` serves the agent with streaming off and no extended card; ``--push``
 declares push notifications, served by the SDK's in-memory config store and its
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 
 import uvicorn
 from a2a.server.agent_execution import AgentExecutor, RequestContext
@@ -123,13 +127,13 @@ def extended(public: AgentCard) -> AgentCard:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--fd", type=int, required=True)
     parser.add_argument("--binding", default="JSONRPC")
-    parser.add_argument("--grpc-port", type=int)
     parser.add_argument("--plain", action="store_true")
     parser.add_argument("--push", action="store_true")
     options = parser.parse_args()
-    base = f"http://127.0.0.1:{options.port}"
+    options.socket = socket.socket(fileno=options.fd)
+    base = f"http://127.0.0.1:{options.socket.getsockname()[1]}"
     push = {}
     if options.push:
         import httpx
@@ -164,7 +168,13 @@ def main() -> None:
             http_handler=handler,
             extended_agent_card=None if options.plain else extended(public),
         ).build()
-    uvicorn.run(app, host="127.0.0.1", port=options.port, log_level="warning")
+    asyncio.run(serve_http(app, options.socket))
+
+
+async def serve_http(app: object, sock: socket.socket) -> None:
+    """Serve on the socket the test bound and handed over: its port was never free."""
+    config = uvicorn.Config(app, log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])
 
 
 async def serve_grpc(options: argparse.Namespace, handler: DefaultRequestHandler) -> None:
@@ -175,15 +185,15 @@ async def serve_grpc(options: argparse.Namespace, handler: DefaultRequestHandler
 
     # A gRPC target, as the SDK's gRPC client dials card.url with its channel factory.
     # GrpcHandler takes no extended card: its GetAgentCard answers the public one.
-    public = card(f"127.0.0.1:{options.grpc_port}", "GRPC", plain=options.plain, push=options.push)
     server = grpc.aio.server()
+    grpc_port = server.add_insecure_port("127.0.0.1:0")  # bound here: the port was never free
+    print(f"grpc-port {grpc_port}", flush=True)  # for the test, which reads it first
+    public = card(f"127.0.0.1:{grpc_port}", "GRPC", plain=options.plain, push=options.push)
     a2a_pb2_grpc.add_A2AServiceServicer_to_server(GrpcHandler(public, handler), server)
-    server.add_insecure_port(f"127.0.0.1:{options.grpc_port}")
     await server.start()
     # The card is discovered over HTTP, as the SDK's gRPC examples do.
     card_app = A2AStarletteApplication(agent_card=public, http_handler=handler).build()
-    config = uvicorn.Config(card_app, host="127.0.0.1", port=options.port, log_level="warning")
-    await uvicorn.Server(config).serve()
+    await serve_http(card_app, options.socket)
     await server.stop(1)
 
 
