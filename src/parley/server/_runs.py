@@ -44,6 +44,7 @@ from parley.protocol import (
     ends_interaction,
     is_terminal,
 )
+from parley.protocol._states import _WITH_STATUS
 from parley.server._agent import AgentExecutor, ResumableAgent
 from parley.server._bus import Bus, events_note
 from parley.server._context import RequestContext
@@ -67,7 +68,6 @@ from parley.types import (
 logger = logging.getLogger("parley.server")
 
 _UPDATES = (TaskStatusUpdateEvent, TaskArtifactUpdateEvent)
-_WITH_STATUS = (TaskStatusUpdateEvent, Task)
 _MADE = (Message, Task)
 
 AGENT_FAILED = "The agent failed while working on this task."
