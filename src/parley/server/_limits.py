@@ -56,18 +56,25 @@ class Limits:
 
     def check_message(self, params: MessageSendParams) -> None:
         message: Message = params.message
+        # Every send passes here: what a message leaves out costs no call.
         self.check_id("message.messageId", message.message_id)
-        self.check_id("message.taskId", message.task_id)
-        self.check_id("message.contextId", message.context_id)
-        references = message.reference_task_ids or ()
-        if len(references) > self.max_reference_task_ids:
-            raise InvalidParamsError(
-                f"message.referenceTaskIds names more than {self.max_reference_task_ids} tasks"
-            )
-        for reference in references:
-            self.check_id("message.referenceTaskIds[]", reference)
-        self.check_metadata("metadata", params.metadata)
-        self.check_metadata("message.metadata", message.metadata)
+        if message.task_id is not None:
+            self.check_id("message.taskId", message.task_id)
+        if message.context_id is not None:
+            self.check_id("message.contextId", message.context_id)
+        references = message.reference_task_ids
+        if references:
+            if len(references) > self.max_reference_task_ids:
+                raise InvalidParamsError(
+                    f"message.referenceTaskIds names more than {self.max_reference_task_ids} "
+                    "tasks"
+                )
+            for reference in references:
+                self.check_id("message.referenceTaskIds[]", reference)
+        if params.metadata:
+            self.check_metadata("metadata", params.metadata)
+        if message.metadata:
+            self.check_metadata("message.metadata", message.metadata)
 
 
 def _depth(value: Any, stop: int) -> int:

@@ -355,7 +355,7 @@ class TaskRuns:
             assert task is not None
             # Stored before any reader sees it: a sequence number a client was given
             # always names the same event, even after a crash and restart.
-            lease = self._writing_lease(current)
+            lease = None if self.owners is None else self._writing_lease(current)
             await self.store.append(
                 live.task_id,
                 batch,
@@ -508,7 +508,9 @@ class TaskRuns:
     def start(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
         """Run the agent for ``context`` in the background, in ``turn``; the run holds
         the task (the caller's hold passes to it)."""
-        run = asyncio.create_task(self._run(live, turn, context), name=f"parley-run-{live.task_id}")
+        run = asyncio.get_running_loop().create_task(
+            self._run(live, turn, context), name=f"parley-run-{live.task_id}"
+        )  # the loop's own: asyncio.create_task is one more call around it
         turn.run = run
         self._background.add(run)
         run.add_done_callback(self._background.discard)
