@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ import pytest
 from parley.client import (
     BearerAuth,
     CardError,
+    ClientCall,
     ClientError,
     NotAnAgentError,
     candidate_interfaces,
@@ -99,6 +102,31 @@ async def test_extended_card_fetched_with_credentials() -> None:
     async with connect(app, interceptors=[BearerAuth("t")]) as client:
         assert client.card is not None
         assert client.card.name == "test agent (extended)"
+
+
+class _BrokenAfter(BearerAuth):
+    """Credentials whose ``after`` hook fails with an error of its own (not an A2A one)."""
+
+    async def after(self, call: ClientCall, result: Any) -> None:
+        raise RuntimeError("the token store is down")
+
+
+async def test_a_failed_extended_card_fetch_leaves_no_connection_open() -> None:
+    """When adopting the extended card fails in any way (here an interceptor raising its
+    own error, after the card came over a real socket), ``connect`` closes the client it
+    made: no connection is left for the garbage collector to find open."""
+    public = card(supports_authenticated_extended_card=True)
+    app = create_app(demo, public, extended_card=card(name="extended"))
+    with running(app) as url:
+        try:
+            await connect(url, interceptors=[_BrokenAfter("t")])
+        except RuntimeError as error:
+            failed = str(error)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ResourceWarning)
+            gc.collect()
+    assert failed == "the token store is down"
+    assert [str(w.message) for w in caught if w.category is ResourceWarning] == []
 
 
 def test_selection_follows_the_agent_then_the_client() -> None:

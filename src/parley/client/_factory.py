@@ -30,7 +30,7 @@ from parley.client._transport import Timeouts, Transport
 from parley.client.transports._asgi import ASGIApp, StreamingASGITransport
 from parley.client.transports._early import EarlyDialect
 from parley.client.transports._jsonrpc import JSONRPCTransport
-from parley.protocol import SUPPORTED_VERSIONS, A2AError, major_minor
+from parley.protocol import SUPPORTED_VERSIONS, major_minor
 from parley.types import AgentCard
 
 IN_MEMORY_URL = "http://agent.local"
@@ -150,8 +150,8 @@ class ClientFactory:
         ):
             try:
                 await client.get_extended_card()
-            except A2AError:
-                await client.aclose()
+            except BaseException:  # any failure, a timeout or cancellation too: the
+                await client.aclose()  # client's own connections are closed, not leaked
                 raise
         return client
 
