@@ -547,15 +547,19 @@ class RequestHandler:
 
     async def aclose(self) -> None:
         """Stop every agent run still going, and the retention job."""
-        if self.retention is not None:
-            await self.retention.aclose()
-        if self.runs.owners is not None:
-            await self.runs.owners.aclose()
-        await self.runs.aclose()
-        if self.push is not None:
-            await self.push.aclose()
-        if self.runs.bus is not None:
-            await self.runs.bus.aclose()
+        try:
+            if self.retention is not None:
+                await self.retention.aclose()
+            if self.runs.owners is not None:
+                await self.runs.owners.aclose()
+            await self.runs.aclose()
+        finally:  # whatever stopping the runs met: the connections are closed
+            try:
+                if self.push is not None:
+                    await self.push.aclose()
+            finally:
+                if self.runs.bus is not None:
+                    await self.runs.bus.aclose()
 
 
 def declared_capabilities(card: AgentCard) -> frozenset[Capability]:

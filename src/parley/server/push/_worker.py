@@ -120,10 +120,12 @@ class PushWorker:
         self._loop = None
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        client, self.client = self.client, None
-        if client is not None:
-            await client.aclose()
+        try:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        finally:  # cancelled while waiting too: the client's connections are closed
+            client, self.client = self.client, None
+            if client is not None:
+                await client.aclose()
 
     async def _run(self) -> None:
         while True:
