@@ -280,10 +280,12 @@ class _Checkpointer:
         self._thread.start()
 
     def wake(self) -> None:
-        """Ask for a checkpoint. If the one asked for last time is not done yet (the loop
-        left the thread too little CPU), the thread gets the share of a thread at ``nice``
-        19 until it is, so the WAL cannot grow without bound."""
-        if self._done < self._asked:
+        """Ask for a checkpoint. If the one asked for two wake-ups ago is not done yet
+        (the loop left the thread too little CPU), the thread gets the share of a thread
+        at ``nice`` 19 until it is, so the WAL cannot grow without bound. (One wake-up
+        late is usual for a checkpoint at ``SCHED_IDLE`` on a CPU the loop keeps busy:
+        a 20 ms checkpoint takes seconds there.)"""
+        if self._done < self._asked - 1:
             _hurry(self._thread.native_id)
         self._asked += 1
         self._wanted.set()
