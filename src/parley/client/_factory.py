@@ -217,9 +217,11 @@ class connect:  # used like a function: ``async with connect(url) as client``
         return await self._open()
 
     async def __aexit__(self, *exc_info: object) -> None:
-        if self._client is not None:
-            await self._client.aclose()
-        await self._close_http()
+        try:
+            if self._client is not None:
+                await self._client.aclose()
+        finally:  # the http client made here is closed whatever closing the client met
+            await self._close_http()
 
     async def _close_http(self) -> None:
         if self._owned_http is not None:
@@ -236,5 +238,7 @@ class _OwningTransport:
         self.stream = inner.stream
 
     async def aclose(self) -> None:
-        await self.inner.aclose()
-        await self.http.aclose()
+        try:
+            await self.inner.aclose()
+        finally:
+            await self.http.aclose()
