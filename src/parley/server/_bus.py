@@ -8,7 +8,8 @@ has events up to N"), ``c <task id>`` ("whoever runs task T: cancel it") and
 that hears of events it has not seen reads them from the store by sequence number and
 hands them to its readers, so the store stays the one source of truth: a lost note
 costs latency (the next note of that task brings the reader up to date), never an
-event. A process hears its own notes too, and ignores what it already knows.
+event. A process may hear its own notes too (``PostgresBus`` drops them), and ignores
+what it already knows.
 
 ``Bus`` is two calls. ``PostgresBus`` (``parley.stores.sql``) uses PostgreSQL
 ``LISTEN/NOTIFY`` on the task database, the default for a shared PostgreSQL store;

@@ -7,6 +7,10 @@ the transactions that store the events: a ``NOTIFY`` in those would make their c
 wait for each other (PostgreSQL serialises notifying commits). If the listening
 connection drops, it is opened again and the receiver is told ``"*"`` (catch up on
 everything), since notes may have been missed meanwhile.
+
+A process's own notes come back to it too: the listener drops those sent from its own
+sending connection (PostgreSQL tags each note with the server process that sent it), so
+the process that sent a note does not parse it and look its task up again.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ class PostgresBus:
         self._sending: AsyncConnection | None = None
         self._queued: list[str] = []
         self._sender: asyncio.Task[None] | None = None
+        self._sending_pid = 0
+        """The server process of the sending connection: notes from it are our own."""
 
     async def start(self, receive: Callable[[str], None]) -> None:
         ready = asyncio.get_running_loop().create_future()
@@ -43,7 +49,8 @@ class PostgresBus:
 
     async def _listen(self, receive: Callable[[str], None], ready: asyncio.Future[None]) -> None:
         def heard(connection: Any, pid: int, channel: str, payload: str) -> None:
-            receive(payload)
+            if pid != self._sending_pid:
+                receive(payload)
 
         while True:
             try:
@@ -82,6 +89,7 @@ class PostgresBus:
                     self._sending = await self._engine.connect()
                 raw = await self._sending.get_raw_connection()
                 driver: Any = raw.driver_connection
+                self._sending_pid = driver.get_server_pid()
                 await driver.execute(_NOTIFY, self._channel, notes)
             except Exception:
                 logger.exception("event bus: could not send %d notes", len(notes))
