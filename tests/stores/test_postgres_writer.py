@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy import text, update
+from sqlalchemy import literal_column, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
@@ -27,6 +27,7 @@ from parley.types import (
     TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
+    TaskStatusUpdateEvent,
     TextPart,
 )
 from tests.server.agents import card
@@ -87,6 +88,36 @@ async def test_leased_appends_of_many_tasks_land_and_fail_alone(
     for task_id in ids:
         logged = await store.events(task_id)
         assert [stored.sequence for stored in logged] == ([1] if task_id == "t3" else [1, 2])
+
+
+async def test_events_without_a_status_leave_the_task_row_alone(
+    stores: tuple[SQLStore, SQLStore],
+) -> None:
+    """A task's first events make its row; later events without a status (a stream's
+    chunks) do not write it again (same row version), while a status moves it."""
+    store, _ = stores
+    await store.append("t", [StoredEvent(1, _task("t"))])
+
+    async def row() -> tuple[Any, ...]:
+        query = select(
+            tasks.c.state, tasks.c.context_id, tasks.c.touched, literal_column("xmin::text")
+        ).where(tasks.c.id == "t")
+        async with store.engine.connect() as connection:
+            return tuple((await connection.execute(query)).one())
+
+    first = await row()
+    assert first[:2] == ("working", "c")
+    await store.append("t", [StoredEvent(2, _chunk("t", "a")), StoredEvent(3, _chunk("t", "b"))])
+    assert await row() == first
+    done = TaskStatusUpdateEvent(
+        task_id="t", context_id="c", status=TaskStatus(state=TaskState.completed), final=True
+    )
+    await store.append("t", [StoredEvent(4, done)])
+    state, _, touched, version = await row()
+    assert state == "completed"
+    assert version != first[3]
+    assert touched >= first[2]
+    assert [stored.sequence for stored in await store.events("t")] == [1, 2, 3, 4]
 
 
 async def test_a_lease_says_how_far_the_log_is(stores: tuple[SQLStore, SQLStore]) -> None:

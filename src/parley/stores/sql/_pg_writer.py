@@ -6,13 +6,13 @@ Theory of operation
 ``submit`` queues a write (``AppendWrite``, ``SaveWrite`` or ``LeaseWrite``, from
 ``_group``) and waits. A *drain* takes everything queued, writes it in one transaction
 with one statement per kind (every lease taken, one lease check for all leased appends,
-every event row, every task-row touch, every snapshot, every release), commits, and
-only then ends each caller's wait; then it takes what was queued meanwhile, until the
-queue is empty. It holds one connection of the engine's pool throughout, so a busy
-writer pays one checkout for many batches, and keeps it for ``linger`` seconds after
-the queue empties, for the next write: a checkout pings the server (three round trips
-with asyncpg: BEGIN, a statement, ROLLBACK) and the return rolls back (one more), which
-at one send at a time was most of a send's round trips.
+every event row, every task-row touch that changes the row, every snapshot, every
+release), commits, and only then ends each caller's wait; then it takes what was queued
+meanwhile, until the queue is empty. It holds one connection of the engine's pool
+throughout, so a busy writer pays one checkout for many batches, and keeps it for
+``linger`` seconds after the queue empties, for the next write: a checkout pings the
+server (three round trips with asyncpg: BEGIN, a statement, ROLLBACK) and the return
+rolls back (one more), which at one send at a time was most of a send's round trips.
 
 A commit waits for PostgreSQL to flush its WAL (milliseconds on a real disk), so up to
 ``connections`` drains run at once, each with its own batch: while one batch waits for
@@ -270,7 +270,11 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     logged = [row for write in appends for row in write.events]
     if logged:
         await raw.executemany(PG_INSERT_EVENT.sql, logged)
-    touched = [PG_TOUCH.parameters(w.touch) for w in appends if w.events and w.snapshot is None]
+    touched = [
+        PG_TOUCH.parameters(w.touch)
+        for w in appends
+        if w.events and w.snapshot is None and _moves_row(w)
+    ]
     if touched:
         await raw.executemany(PG_TOUCH.sql, touched)
     saves = [PG_SAVE.parameters(w.values) for w in writes if isinstance(w, SaveWrite)]
@@ -285,6 +289,16 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     if released:
         await raw.executemany(PG_RELEASE.sql, released)
     return taken
+
+
+def _moves_row(write: AppendWrite) -> bool:
+    """Whether the task row needs the append's touch. Not when its events carry no
+    status and follow events stored before (sequence above 1): the row exists then,
+    with the task's context and owner (stored with its first events; both are fixed
+    when the task is made), and a touch without a status keeps its state and time, so
+    it would only write the row again unchanged: a new row version per event of a
+    stream, a statement per batch of streams' chunks."""
+    return write.touch["state"] is not None or write.events[0][1] == 1
 
 
 PG_NEW_LEASES = (
