@@ -34,7 +34,10 @@ def apply(task: Task | None, event: Event) -> Task | None:
     """
     if isinstance(event, TaskStatusUpdateEvent):
         if task is not None:
-            _apply_status(task, event)
+            previous = task.status.message
+            if previous is not None and previous is not event.status.message:
+                add_to_history(task, previous)
+            task.status = event.status
         return task
     if isinstance(event, TaskArtifactUpdateEvent):
         if task is not None:
@@ -58,13 +61,6 @@ def add_to_history(task: Task, message: Message) -> None:
         task.history = [message]
     else:
         task.history.append(message)
-
-
-def _apply_status(task: Task, event: TaskStatusUpdateEvent) -> None:
-    previous = task.status.message
-    if previous is not None and previous is not event.status.message:
-        add_to_history(task, previous)
-    task.status = event.status
 
 
 def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:

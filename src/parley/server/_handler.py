@@ -592,10 +592,9 @@ def _just_started(task_id: str) -> InvalidParamsError:
     )
 
 
-def _caller(call: CallContext | None) -> str | None:
-    """Who asks, as a task owner (``scope_of``: principal and tenant; ``None``: the
-    server itself, no scoping)."""
-    return scope_of(call)
+_caller = scope_of
+"""Who asks, as a task owner (principal and tenant; ``None``: the server itself, no
+scoping)."""
 
 
 def _version(call: CallContext | None) -> str:

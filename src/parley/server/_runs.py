@@ -490,7 +490,9 @@ class TaskRuns:
                     f"The agent emitted task {event.id}, but this run is for task {live.task_id}"
                 )
             if task is None and live.pending_user_message is not None and not event.history:
-                event.history = [live.pending_user_message]
+                # set as ``copied`` sets fields: pydantic's ``__setattr__`` costs more
+                event.__dict__["history"] = [live.pending_user_message]
+                event.__pydantic_fields_set__.add("history")
         if task is None:
             return
         current = task.status.state
