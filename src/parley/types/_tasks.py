@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from operator import is_
+from typing import Any, Literal, Self
 
 from pydantic import Field
 
@@ -44,6 +45,8 @@ class Artifact(A2AModel):
 
 
 class Task(A2AModel):
+    __slots__ = ("_wire",)
+
     kind: Literal["task"] = "task"
     id: str
     context_id: str
@@ -51,3 +54,51 @@ class Task(A2AModel):
     history: list[Message] | None = None
     artifacts: list[Artifact] | None = None
     metadata: dict[str, Any] | None = None
+
+    def to_json(self) -> bytes:
+        """The wire JSON of this task, as bytes, made once for as long as the task holds
+        still: a send's final task is written by the store and then sent back.
+
+        The bytes are kept with the pieces they were made from (``_shape``) and given
+        again only while those are the very same objects, in the same order (never by
+        equality: ``1 == 1.0 == True`` would change the JSON). A copy (``copied``,
+        ``model_copy``: a trimmed history) starts with none."""
+        shape = _shape(self)
+        try:
+            wire: tuple[list[Any], bytes] | None = _get_wire(self)
+        except AttributeError:  # made by validation, not by ``copied``
+            wire = None
+        if wire is not None and len(wire[0]) == len(shape) and all(map(is_, wire[0], shape)):
+            return wire[1]
+        data = super().to_json()
+        _set(self, "_wire", (shape, data))
+        return data
+
+    def copied(self, **update: Any) -> Self:
+        copy = super().copied(**update)
+        _set(copy, "_wire", None)  # read at once by ``to_json``: no AttributeError to catch
+        return copy
+
+
+_set = object.__setattr__
+_get_wire = Task.__dict__["_wire"].__get__
+"""The kept JSON (the slot itself: pydantic's ``__getattr__`` makes a missing one slow)."""
+
+
+def _shape(task: Task) -> list[Any]:
+    """What ``task``'s JSON is made of, as the objects that may change in place or be
+    replaced: its fields and its status's, the messages of its history, its artifacts,
+    their fields and their parts (``apply`` adds messages, replaces the status, adds or
+    replaces an artifact, adds parts to one, merges its metadata). One list: nothing is
+    ever taken out of these lists, so any change moves or replaces some object in it.
+    The objects it holds are values (a message, a part): ``apply`` never changes an
+    event, and the server never changes a message or a part it was given."""
+    fields = task.__dict__
+    history, artifacts = fields["history"], fields["artifacts"]
+    shape = [*fields.values(), *fields["status"].__dict__.values(), *(history or ())]
+    if artifacts:
+        shape += artifacts
+        for artifact in artifacts:
+            shape += artifact.__dict__.values()
+            shape += artifact.parts
+    return shape
