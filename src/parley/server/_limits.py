@@ -66,8 +66,7 @@ class Limits:
         if references:
             if len(references) > self.max_reference_task_ids:
                 raise InvalidParamsError(
-                    f"message.referenceTaskIds names more than {self.max_reference_task_ids} "
-                    "tasks"
+                    f"message.referenceTaskIds names more than {self.max_reference_task_ids} tasks"
                 )
             for reference in references:
                 self.check_id("message.referenceTaskIds[]", reference)
