@@ -6,13 +6,10 @@ face of it, raising the client's errors.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 import httpx
 import jwt
 
-from parley._jwks import REFRESH_AT_MOST_EVERY, KeySet, KeysUnavailable, UnknownKey
+from parley._jwks import KeySet, KeysUnavailable, UnknownKey
 from parley.client._errors import ClientError
 
 
@@ -31,25 +28,6 @@ class AgentKeys(KeySet):
     A refetch that fails keeps the keys fetched before (and is tried again after
     ``refresh_every``); only with none does ``key`` raise ``ClientError``.
     """
-
-    def __init__(
-        self,
-        url: str | None = None,
-        *,
-        jwks: Mapping[str, Any] | None = None,
-        http: httpx.AsyncClient | None = None,
-        discovery_url: str | None = None,
-        max_age: float | None = None,
-        refresh_every: float = REFRESH_AT_MOST_EVERY,
-    ) -> None:
-        super().__init__(
-            url,
-            jwks=jwks,
-            http=http,
-            discovery_url=discovery_url,
-            max_age=max_age,
-            refresh_every=refresh_every,
-        )
 
     @classmethod
     def of_agent(cls, base_url: str, *, http: httpx.AsyncClient | None = None) -> AgentKeys:
