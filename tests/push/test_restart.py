@@ -85,9 +85,9 @@ async def test_pending_notifications_are_delivered_once_after_sigkill(
     kind: str, tmp_path: Path
 ) -> None:
     log, key = tmp_path / "server.log", _key(tmp_path)
-    down = listening_socket()  # the webhook's port, refusing connections until it serves
-    hook_url = f"http://127.0.0.1:{down.getsockname()[1]}/hook"
-    async with _database(kind, tmp_path) as database:
+    async with _database(kind, tmp_path) as database:  # may skip: no socket open yet
+        down = listening_socket()  # the webhook's port, refusing connections until it serves
+        hook_url = f"http://127.0.0.1:{down.getsockname()[1]}/hook"
         with _serve(database, log, key) as (first, base):
             async with await connect(base) as client:
                 task = await client.send_message(
