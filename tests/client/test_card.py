@@ -14,9 +14,11 @@ import pytest
 from parley.client import (
     BearerAuth,
     CardError,
+    Client,
     ClientCall,
     ClientError,
     NotAnAgentError,
+    _transport,
     candidate_interfaces,
     card_warnings,
     connect,
@@ -24,7 +26,9 @@ from parley.client import (
     text_of,
 )
 from parley.client._card import parse_card
-from parley.client._selection import FallbackTransport
+from parley.client._errors import AgentUnreachableError
+from parley.client._selection import Candidate, FallbackTransport
+from parley.client.transports._http import HTTPBinding
 from parley.demo import create_demo_app, demo
 from parley.server import create_app
 from parley.types import AgentInterface
@@ -164,6 +168,48 @@ async def test_falls_back_to_the_next_interface() -> None:
             assert text_of(await client.send_message("echo me")) == "echo me"
             assert isinstance(client.transport, FallbackTransport)
             assert client.transport.interface.url == url + "/"
+
+
+class _Unreachable:
+    """A transport (of the kind an application may register) that never reaches its
+    agent and fails to close."""
+
+    def __init__(self, url: str, http_client: Any, **options: Any) -> None:
+        self.url = url
+
+    async def request(self, *args: Any) -> Any:
+        raise AgentUnreachableError(f"{self.url} is down")
+
+    def stream(self, *args: Any) -> Any:
+        raise AgentUnreachableError(f"{self.url} is down")
+
+    async def aclose(self) -> None:
+        raise RuntimeError("could not close")
+
+
+async def test_closing_the_fallback_closes_every_transport(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A dropped transport that fails to close does not leave the one in use open: the
+    failure is raised after every transport is closed."""
+    monkeypatch.setitem(_transport._TRANSPORTS, "UNREACHABLE", _Unreachable)
+    with running(create_demo_app()) as url:
+        fallback = FallbackTransport(
+            [
+                Candidate("http://127.0.0.1:9/", "UNREACHABLE", "0.3"),
+                Candidate(url + "/", "JSONRPC", "0.3"),
+            ]
+        )
+        client = Client(fallback)
+        assert text_of(await client.send_message("echo me")) == "echo me"
+        assert fallback.interface.transport == "JSONRPC"
+        in_use = fallback._transports[1]
+        assert isinstance(in_use, HTTPBinding)
+        http = in_use.http
+        assert not http.is_closed
+        with pytest.raises(RuntimeError, match="could not close"):
+            await client.aclose()
+        assert http.is_closed
 
 
 async def test_no_usable_interface() -> None:

@@ -12,6 +12,7 @@ interfaces in card order); with ``use_client_preference`` the client's list does
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -211,5 +212,8 @@ class FallbackTransport:
         return True
 
     async def aclose(self) -> None:
-        for transport in self._transports.values():
-            await transport.aclose()
+        """Close every transport built, the ones dropped too; one that fails to close
+        does not keep the others open (its error is raised after they are closed)."""
+        async with contextlib.AsyncExitStack() as closing:
+            for transport in self._transports.values():
+                closing.push_async_callback(transport.aclose)
