@@ -22,7 +22,8 @@ from typing import Any
 import httpx
 import jwt
 
-logger = logging.getLogger("parley.client")
+logger = logging.getLogger("parley.keys")
+"""Neither ``parley.client`` nor ``parley.server``: both fetch key sets through here."""
 
 REFRESH_AT_MOST_EVERY = 30.0
 """Seconds: an unknown ``kid`` refetches the set, but not more often than this."""
