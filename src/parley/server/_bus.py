@@ -27,6 +27,8 @@ from typing import Any, Protocol
 logger = logging.getLogger("parley.server")
 
 CHANNEL = "parley_events"
+_RETRY = 1.0
+"""Seconds between attempts to listen again after the connection dropped."""
 
 Receiver = Callable[[str], None]
 """Called with each note heard, on the event loop; must not block."""
@@ -57,35 +59,58 @@ def push_note(task_id: str) -> str:
 
 
 class RedisBus:
-    """Notes over Redis pub/sub, on ``url`` (``redis://host:port/db``)."""
+    """Notes over Redis pub/sub, on ``url`` (``redis://host:port/db``).
+
+    As ``PostgresBus`` does: if the listening connection drops (Redis restarted, the
+    network cut), it is opened again every second and the receiver is told ``"*"``
+    (catch up on everything); a note that cannot be sent is logged and dropped (the
+    receivers' own reconnection catches them up)."""
 
     def __init__(self, url: str, channel: str = CHANNEL) -> None:
         try:
             import redis.asyncio
+            import redis.exceptions
         except ImportError as error:  # pragma: no cover - depends on the environment
             raise ImportError(
                 "--bus redis:// needs the redis extra: pip install 'parley[redis]'"
             ) from error
-        self._redis: Any = redis.asyncio.Redis.from_url(url)
+        self._redis: Any = redis.asyncio.Redis.from_url(url, socket_connect_timeout=_RETRY * 5)
+        self._failures: tuple[type[Exception], ...] = (redis.exceptions.RedisError, OSError)
         self._channel = channel
         self._listening: asyncio.Task[None] | None = None
 
     async def start(self, receive: Receiver) -> None:
-        pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
-        await pubsub.subscribe(self._channel)
-        self._listening = asyncio.create_task(self._listen(pubsub, receive), name="parley-bus")
+        ready = asyncio.get_running_loop().create_future()
+        self._listening = asyncio.create_task(self._listen(receive, ready), name="parley-bus")
+        await ready
 
-    async def _listen(self, pubsub: Any, receive: Receiver) -> None:
-        try:
-            async for message in pubsub.listen():
-                data = message.get("data")
-                if isinstance(data, bytes):
-                    receive(data.decode())
-        finally:
-            await pubsub.aclose()
+    async def _listen(self, receive: Receiver, ready: asyncio.Future[None]) -> None:
+        while True:
+            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            try:
+                await pubsub.subscribe(self._channel)
+                if ready.done():
+                    receive("*")  # back after a drop: notes may have been missed
+                else:
+                    ready.set_result(None)
+                async for message in pubsub.listen():
+                    data = message.get("data")
+                    if isinstance(data, bytes):
+                        receive(data.decode())
+            except self._failures as error:
+                if not ready.done():  # could not listen at all: the start fails with it
+                    ready.set_exception(error)
+                    return
+                logger.warning("event bus: lost the Redis connection (%s); reconnecting", error)
+            finally:
+                await pubsub.aclose()
+            await asyncio.sleep(_RETRY)
 
     async def send(self, note: str) -> None:
-        await self._redis.publish(self._channel, note)
+        try:
+            await self._redis.publish(self._channel, note)
+        except self._failures as error:
+            logger.warning("event bus: could not send %r over Redis (%s)", note, error)
 
     async def aclose(self) -> None:
         listening, self._listening = self._listening, None
