@@ -24,9 +24,14 @@ to the interpreter's switch interval (5 ms) to get it back from a busy event loo
 every batch took a queue wake-up and a ``call_soon_threadsafe``; with the server on one
 CPU that was most of SQLite's cost and its p99. What may ``fsync``, the checkpoint that
 copies the WAL into the database, runs on a thread of its own (``_Checkpointer``, every
-``_CHECKPOINT_EVERY`` commits; the writer's automatic checkpoint is off), at the lowest
+``_CHECKPOINT_ROWS`` rows written; the writer's automatic checkpoint is off), at the lowest
 CPU priority: a checkpoint is milliseconds of CPU, and at the loop's priority it took
-half the CPU from every request in flight while it ran (the tail of the latency).
+half the CPU from every request in flight while it ran (the tail of the latency). The
+WAL starts over only after a checkpoint that copied all of it, which the checkpointer
+alone never achieves while the writer commits meanwhile: once the WAL file is past
+``wal_limit`` (32 MB), the writer copies the last frames itself before a commit
+(``_restart``), which bounds the WAL at the price of a checkpoint on the loop per
+``wal_limit`` written.
 
 The writer never waits for SQLite's write lock on the loop: the store's pooled
 SQLAlchemy connections (push configs, idempotency claims, retention) hold it across
@@ -105,22 +110,36 @@ _Outcome = tuple[_Job, Any, BaseException | None]
 _RETRY = 0.001
 """Seconds to wait before trying again for the write lock another connection holds."""
 
-_CHECKPOINT_EVERY = 256
-"""Commits between two checkpoints of the WAL into the database (by the checkpointer)."""
+_CHECKPOINT_ROWS = 1024
+"""Rows written between two checkpoints of the WAL into the database (by the
+checkpointer): about 256 commits of one send each, and as often for the same WAL growth
+when many writes share a commit (counted in commits, a checkpoint came every 256 x 64
+sends at 64 connections, and the WAL grew to hundreds of MB in between)."""
+
+WAL_LIMIT = 32 * 1024 * 1024
+"""WAL bytes past which the checkpointer holds the commits back while it catches up,
+so the next commit starts the WAL over (see ``_Checkpointer``); also the size the WAL
+file is cut back to then (``journal_size_limit``)."""
 
 
 class SQLiteWriter:
     """One connection that commits the writes queued during one turn of the event loop
     in one transaction, on the event loop's thread."""
 
-    def __init__(self, path: str, *, timeout: float = 30.0) -> None:
+    def __init__(self, path: str, *, timeout: float = 30.0, wal_limit: int = WAL_LIMIT) -> None:
         self.path = path
         self.timeout = timeout
+        self.wal_limit = wal_limit
+        self.restart = False
+        """Whether the WAL file was past ``wal_limit`` when last looked at (with each
+        checkpoint asked for): the next flush checkpoints what is left of it, so that its
+        commit starts the WAL over."""
+        self.restarts = 0  # such checkpoints that copied every frame
         self._pending: list[_Job] = []
         self._lock = threading.Lock()  # the connection and the queue: several loops may write
         self._connection: sqlite3.Connection | None = None
         self._checkpointer: _Checkpointer | None = None
-        self._commits = 0
+        self._checkpoint_at = _CHECKPOINT_ROWS  # the writer connection's total_changes
 
     async def submit(self, write: Write) -> Any:
         """Run ``write`` in the next batch; returns its result once the batch is
@@ -143,16 +162,21 @@ class SQLiteWriter:
             batch, self._pending = self._pending, []
             if not batch:
                 return
+            outcomes: list[_Outcome] = []
+            waiting: list[_Job] = []
             try:
                 connection = self._connection or self._connect()
             except Exception as error:
-                outcomes: list[_Outcome] = [(job, None, error) for job in batch]
-                waiting: list[_Job] = []
+                outcomes = [(job, None, error) for job in batch]
             else:
+                if self.restart:
+                    self._restart(connection)
                 outcomes, waiting = _commit(connection, batch)
-                self._commits += 1
-                if self._commits % _CHECKPOINT_EVERY == 0 and self._checkpointer is not None:
+                written = connection.total_changes
+                if written >= self._checkpoint_at and self._checkpointer is not None:
+                    self._checkpoint_at = written + _CHECKPOINT_ROWS
                     self._checkpointer.wake()
+                    self.restart = self._wal_size() > self.wal_limit
             if waiting:
                 self._pending[:0] = waiting
                 waiting[0].future.get_loop().call_later(_RETRY, self.flush)
@@ -172,6 +196,26 @@ class SQLiteWriter:
         if connection is not None:
             connection.close()
 
+    def _restart(self, connection: sqlite3.Connection) -> None:
+        """Checkpoint what the checkpointer has not copied yet, so the WAL is all in the
+        database and the commit that follows writes it from its start (and cuts the file
+        back to ``wal_limit``). On the loop, once per ``wal_limit`` of WAL: usually the
+        frames of the last moments and two fsyncs, all of it when the checkpointer's
+        thread had no CPU (a full 92 MB WAL: 13 ms of CPU and the fsyncs, measured).
+        Busy (the checkpointer is copying, or a reader needs old frames): the next
+        flush tries again, and the checkpointer is hurried."""
+        if _checkpoint(connection, done=True):
+            self.restart = False
+            self.restarts += 1
+        elif self._checkpointer is not None:
+            self._checkpointer.hurry()
+
+    def _wal_size(self) -> int:
+        try:
+            return os.stat(self.path + "-wal").st_size
+        except OSError:
+            return 0
+
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(  # no busy wait: ``flush`` tries again
             self.path, timeout=0, isolation_level=None, check_same_thread=False
@@ -181,8 +225,10 @@ class SQLiteWriter:
         # Checkpoints (copying the WAL into the database, with fsync) run on a thread of
         # their own, never in a commit on the event loop.
         connection.execute("PRAGMA wal_autocheckpoint=0")
+        # When a commit starts the WAL over, the file is cut back to this size.
+        connection.execute(f"PRAGMA journal_size_limit={int(self.wal_limit)}")
         self._connection = connection
-        self._checkpointer = _Checkpointer(self.path, self.timeout)
+        self._checkpointer = _Checkpointer(self)
         return connection
 
 
@@ -265,12 +311,19 @@ def _resolve(settled: Iterable[_Outcome]) -> None:
 
 
 class _Checkpointer:
-    """A thread with its own connection that checkpoints the WAL when woken (and once a
-    second while the writer is busy), so no commit on the event loop waits for an fsync."""
+    """A thread with its own connection that checkpoints the WAL when woken, so no
+    commit on the event loop waits for an fsync.
 
-    def __init__(self, path: str, timeout: float) -> None:
-        self.path = path
-        self.timeout = timeout
+    A checkpoint copies the frames the WAL had when it began; the WAL starts over (the
+    next commit writes from its beginning) only once every frame is copied. Under
+    sustained load the writer commits while each checkpoint runs, so that alone never
+    happens: the WAL grew until the load paused (0.2 -> 85 MB in 25 s at 64
+    connections). So once the WAL file is past ``wal_limit`` the writer copies the rest
+    itself before a commit (``SQLiteWriter._restart``); this thread's checkpoints leave
+    it little to copy."""
+
+    def __init__(self, writer: SQLiteWriter) -> None:
+        self.writer = writer
         self._wanted = threading.Event()
         self._stopping = False
         self._asked = 0  # checkpoints asked for (by ``wake``)
@@ -286,9 +339,13 @@ class _Checkpointer:
         late is usual for a checkpoint at ``SCHED_IDLE`` on a CPU the loop keeps busy:
         a 20 ms checkpoint takes seconds there.)"""
         if self._done < self._asked - 1:
-            _hurry(self._thread.native_id)
+            self.hurry()
         self._asked += 1
         self._wanted.set()
+
+    def hurry(self) -> None:
+        """Give the thread the share of a thread at ``nice`` 19 until its next wait."""
+        _hurry(self._thread.native_id)
 
     def stop(self) -> None:
         self._stopping = True
@@ -296,7 +353,8 @@ class _Checkpointer:
         self._thread.join()
 
     def _serve(self) -> None:
-        connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+        writer = self.writer
+        connection = sqlite3.connect(writer.path, timeout=writer.timeout, isolation_level=None)
         try:
             while True:
                 _yield_cpu()
@@ -305,11 +363,22 @@ class _Checkpointer:
                 if self._stopping:
                     return
                 asked = self._asked
-                with contextlib.suppress(sqlite3.Error):  # busy: the next wake-up tries again
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                _checkpoint(connection)
                 self._done = asked
         finally:
             connection.close()
+
+
+def _checkpoint(connection: sqlite3.Connection, *, done: bool = False) -> bool:
+    """Copy the WAL into the database as far as no reader needs it; whether it ran
+    (with ``done``: and copied every frame). Busy: the next time tries again."""
+    try:
+        row = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+    except sqlite3.Error:
+        return False
+    if row is None or row[0] != 0:
+        return False
+    return not done or row[1] == row[2]
 
 
 def _yield_cpu() -> None:
