@@ -202,10 +202,11 @@ class SQLiteWriter:
         back to ``wal_limit``). On the loop, once per ``wal_limit`` of WAL: usually the
         frames of the last moments and two fsyncs, all of it when the checkpointer's
         thread had no CPU (a full 92 MB WAL: 13 ms of CPU and the fsyncs, measured).
-        Busy (the checkpointer is copying, or a reader needs old frames): the next
-        flush tries again, and the checkpointer is hurried."""
+        Busy (the checkpointer is copying, or a reader needs old frames): the checkpointer
+        is hurried, and the writer tries again when it next wakes it (not at every flush:
+        a checkpoint that finds the lock taken still costs tens of microseconds)."""
+        self.restart = False
         if _checkpoint(connection, done=True):
-            self.restart = False
             self.restarts += 1
         elif self._checkpointer is not None:
             self._checkpointer.hurry()
