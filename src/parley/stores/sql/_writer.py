@@ -117,9 +117,9 @@ when many writes share a commit (counted in commits, a checkpoint came every 256
 sends at 64 connections, and the WAL grew to hundreds of MB in between)."""
 
 WAL_LIMIT = 32 * 1024 * 1024
-"""WAL bytes past which the checkpointer holds the commits back while it catches up,
-so the next commit starts the WAL over (see ``_Checkpointer``); also the size the WAL
-file is cut back to then (``journal_size_limit``)."""
+"""WAL file bytes past which the writer checkpoints what is left of the WAL before its
+next commit, which then starts the WAL over (``SQLiteWriter._restart``); also the size
+the file is cut back to then (``journal_size_limit``)."""
 
 
 class SQLiteWriter:
@@ -224,7 +224,7 @@ class SQLiteWriter:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         # Checkpoints (copying the WAL into the database, with fsync) run on a thread of
-        # their own, never in a commit on the event loop.
+        # their own, never in a commit on the event loop (but ``_restart``'s).
         connection.execute("PRAGMA wal_autocheckpoint=0")
         # When a commit starts the WAL over, the file is cut back to this size.
         connection.execute(f"PRAGMA journal_size_limit={int(self.wal_limit)}")
@@ -374,12 +374,14 @@ def _checkpoint(connection: sqlite3.Connection, *, done: bool = False) -> bool:
     """Copy the WAL into the database as far as no reader needs it; whether it ran
     (with ``done``: and copied every frame). Busy: the next time tries again."""
     try:
-        row = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        # fetchall: the statement ends here (an open one would hold a read snapshot,
+        # and the WAL could not start over)
+        rows = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     except sqlite3.Error:
         return False
-    if row is None or row[0] != 0:
+    if not rows or rows[0][0] != 0:
         return False
-    return not done or row[1] == row[2]
+    return not done or rows[0][1] == rows[0][2]
 
 
 def _yield_cpu() -> None:
