@@ -110,11 +110,15 @@ _Outcome = tuple[_Job, Any, BaseException | None]
 _RETRY = 0.001
 """Seconds to wait before trying again for the write lock another connection holds."""
 
-_CHECKPOINT_ROWS = 1024
+_LOOK_ROWS = 1024
+"""Rows written between two looks at the WAL file's size (``wal_limit``)."""
+
+_CHECKPOINT_ROWS = 4 * _LOOK_ROWS
 """Rows written between two checkpoints of the WAL into the database (by the
-checkpointer): about 256 commits of one send each, and as often for the same WAL growth
-when many writes share a commit (counted in commits, a checkpoint came every 256 x 64
-sends at 64 connections, and the WAL grew to hundreds of MB in between)."""
+checkpointer): about 1,000 commits of one send each, and as often for the same WAL
+growth when many writes share a commit (counted in commits, a checkpoint came every
+256 x 64 sends at 64 connections, and the WAL grew to hundreds of MB in between; every
+1,024 rows, checkpoints cost +3 % instructions per send at 16 connections)."""
 
 WAL_LIMIT = 32 * 1024 * 1024
 """WAL file bytes past which the writer checkpoints what is left of the WAL before its
@@ -131,15 +135,16 @@ class SQLiteWriter:
         self.timeout = timeout
         self.wal_limit = wal_limit
         self.restart = False
-        """Whether the WAL file was past ``wal_limit`` when last looked at (with each
-        checkpoint asked for): the next flush checkpoints what is left of it, so that its
+        """Whether the WAL file was past ``wal_limit`` when last looked at (every
+        ``_LOOK_ROWS`` rows written): the next flush checkpoints what is left of it, so that its
         commit starts the WAL over."""
         self.restarts = 0  # such checkpoints that copied every frame
         self._pending: list[_Job] = []
         self._lock = threading.Lock()  # the connection and the queue: several loops may write
         self._connection: sqlite3.Connection | None = None
         self._checkpointer: _Checkpointer | None = None
-        self._checkpoint_at = _CHECKPOINT_ROWS  # the writer connection's total_changes
+        self._look_at = _LOOK_ROWS  # the writer connection's total_changes
+        self._looks = 0
 
     async def submit(self, write: Write) -> Any:
         """Run ``write`` in the next batch; returns its result once the batch is
@@ -173,9 +178,11 @@ class SQLiteWriter:
                     self._restart(connection)
                 outcomes, waiting = _commit(connection, batch)
                 written = connection.total_changes
-                if written >= self._checkpoint_at and self._checkpointer is not None:
-                    self._checkpoint_at = written + _CHECKPOINT_ROWS
-                    self._checkpointer.wake()
+                if written >= self._look_at and self._checkpointer is not None:
+                    self._look_at = written + _LOOK_ROWS
+                    self._looks += 1
+                    if self._looks % (_CHECKPOINT_ROWS // _LOOK_ROWS) == 0:
+                        self._checkpointer.wake()
                     self.restart = self._wal_size() > self.wal_limit
             if waiting:
                 self._pending[:0] = waiting
@@ -203,7 +210,7 @@ class SQLiteWriter:
         frames of the last moments and two fsyncs, all of it when the checkpointer's
         thread had no CPU (a full 92 MB WAL: 13 ms of CPU and the fsyncs, measured).
         Busy (the checkpointer is copying, or a reader needs old frames): the checkpointer
-        is hurried, and the writer tries again when it next wakes it (not at every flush:
+        is hurried, and the writer tries again when it next looks (not at every flush:
         a checkpoint that finds the lock taken still costs tens of microseconds)."""
         self.restart = False
         if _checkpoint(connection, done=True):
