@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Seque
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar, cast
 
-from parley.server._agent import EventSink, TaskUpdater, _new_text
+from parley.server._agent import EventSink, TaskUpdater
 from parley.server._context import RequestContext
 from parley.server._ids import now
 from parley.types import (
@@ -319,9 +319,10 @@ def _ids(ctx: AgentContext) -> dict[str, Any]:
     return {"task_id": ctx.task_id, "context_id": ctx.context_id}
 
 
-def _parts(item: str | Part | Sequence[Part]) -> list[Part]:
+def _parts(item: str | Part | Sequence[Part]) -> str | list[Part]:
+    """The parts of a chunk; text as it is (its part is made with its event)."""
     if isinstance(item, str):
-        return [_new_text({"text": item})]
+        return item
     if isinstance(item, TextPart | FilePart | DataPart):
         return [item]
     return list(item)
