@@ -20,7 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
 from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
 from parley.stores.sql import PostgresBus, SQLStore
+from parley.stores.sql._group import AppendWrite, SaveWrite
+from parley.stores.sql._pg_batch import one_statement
+from parley.stores.sql._pg_writer import _commit
 from parley.stores.sql._schema import tasks
+from parley.stores.sql._store import _save_values, _touch_values
 from parley.types import (
     Artifact,
     Task,
@@ -187,6 +191,60 @@ async def test_a_new_tasks_lease_is_stored_by_its_first_append(
     again = store.append("n8", [StoredEvent(2, _chunk("n8", "x"))], lease=_new_lease("n8"))
     with pytest.raises(LeaseLostError):  # stored once: a second new lease is refused
         await again
+
+
+async def test_a_batch_of_new_tasks_is_one_statement_that_fails_alone(
+    stores: tuple[SQLStore, SQLStore],
+) -> None:
+    """A batch without leases to take or check, each task once, is written by one
+    statement (``_pg_batch``): new leases, events, snapshots and touches all land; a
+    task whose new lease another holder has gets ``LeaseLostError`` with nothing
+    stored while the rest lands; a repeated sequence number fails that write alone
+    (``ValueError``). A batch with a task twice, or a lease to check, is not one."""
+    store, other = stores
+    await store.append("old", [StoredEvent(1, _task("old"))])
+    taken = await other.acquire_lease("held", "p2", 60)
+    assert taken is not None
+    done = Task(id="saved", context_id="c", status=TaskStatus(state=TaskState.completed))
+
+    def append(task_id: str, sequence: int, lease: Lease | None) -> AppendWrite:
+        event = _task(task_id) if sequence == 1 else _chunk(task_id, "x")
+        touch = _touch_values(task_id, [StoredEvent(sequence, event)], None)
+        return AppendWrite(task_id, [StoredEvent(sequence, event)], touch, lease)
+
+    writes: list[Any] = [append(f"b{n}", 1, _new_lease(f"b{n}")) for n in range(5)]
+    writes += [append("held", 1, _new_lease("held")), append("plain", 1, None)]
+    writes.append(SaveWrite(_save_values(done, 0, None)))
+    assert one_statement(writes)
+    assert not one_statement([*writes, append("b1", 2, None)])
+    assert not one_statement([*writes, append("old", 2, Lease("old", "p1", 1, 0.0))])
+
+    async def commit(batch: list[Any]) -> list[Any]:
+        futures = [asyncio.get_running_loop().create_future() for _ in batch]
+        async with store.engine.connect() as connection:
+            raw = (await connection.get_raw_connection()).driver_connection
+            await _commit(raw, list(zip(batch, futures, strict=True)))
+        return await asyncio.gather(*futures, return_exceptions=True)
+
+    results = await commit(writes)
+    assert isinstance(results[5], LeaseLostError)
+    assert [r for i, r in enumerate(results) if i != 5] == [None] * (len(writes) - 1)
+    assert await store.events("held") == []
+    assert await store.get_lease("held") == taken
+    for task_id in ["b0", "b4", "plain"]:
+        found = await store.get(task_id)
+        assert found is not None
+        assert found.task.status.state == TaskState.working
+    saved = await store.get("saved")
+    assert saved is not None
+    assert saved.task.status.state == TaskState.completed
+    lease = await store.get_lease("b2")
+    assert lease is not None
+    assert (lease.holder, lease.token) == ("p1", 1)
+    results = await commit([append("again", 1, None), append("old", 1, None)])
+    assert results[0] is None
+    assert isinstance(results[1], ValueError)
+    assert [stored.sequence for stored in await store.events("again")] == [1]
 
 
 @agent
