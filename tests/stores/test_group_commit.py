@@ -28,7 +28,7 @@ import pytest
 from parley.stores import StoredEvent
 from parley.stores.sql import SQLStore
 from parley.stores.sql._schema import sent_messages
-from parley.stores.sql._writer import _CHECKPOINT_ROWS, _can_hurry, _hurry
+from parley.stores.sql._writer import _CHECKPOINT_EVERY, _can_hurry, _hurry
 from parley.types import (
     Artifact,
     Task,
@@ -138,7 +138,7 @@ async def test_the_wal_is_checkpointed_into_the_database_while_the_writer_commit
     try:
         await store.append("t", [StoredEvent(1, _task("t"))])
         before = database.stat().st_size
-        for sequence in range(2, 2 + 3 * _CHECKPOINT_ROWS // 2):  # one commit, two rows each
+        for sequence in range(2, 2 + 3 * _CHECKPOINT_EVERY):  # one commit each
             await store.append("t", [StoredEvent(sequence, _chunk("t", "x" * 2000))])
         deadline = time.monotonic() + 20
         while database.stat().st_size <= before:  # the checkpointer runs on its own time

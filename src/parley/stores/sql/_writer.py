@@ -24,14 +24,9 @@ to the interpreter's switch interval (5 ms) to get it back from a busy event loo
 every batch took a queue wake-up and a ``call_soon_threadsafe``; with the server on one
 CPU that was most of SQLite's cost and its p99. What may ``fsync``, the checkpoint that
 copies the WAL into the database, runs on a thread of its own (``_Checkpointer``, every
-``_CHECKPOINT_ROWS`` rows written; the writer's automatic checkpoint is off), at the lowest
+``_CHECKPOINT_EVERY`` commits; the writer's automatic checkpoint is off), at the lowest
 CPU priority: a checkpoint is milliseconds of CPU, and at the loop's priority it took
-half the CPU from every request in flight while it ran (the tail of the latency). The
-WAL starts over only after a checkpoint that copied all of it, which the checkpointer
-alone never achieves while the writer commits meanwhile: once the WAL file is past
-``wal_limit`` (32 MB), the writer copies the last frames itself before a commit
-(``_restart``), which bounds the WAL at the price of a checkpoint on the loop per
-``wal_limit`` written.
+half the CPU from every request in flight while it ran (the tail of the latency).
 
 The writer never waits for SQLite's write lock on the loop: the store's pooled
 SQLAlchemy connections (push configs, idempotency claims, retention) hold it across
@@ -110,41 +105,22 @@ _Outcome = tuple[_Job, Any, BaseException | None]
 _RETRY = 0.001
 """Seconds to wait before trying again for the write lock another connection holds."""
 
-_LOOK_ROWS = 1024
-"""Rows written between two looks at the WAL file's size (``wal_limit``)."""
-
-_CHECKPOINT_ROWS = 4 * _LOOK_ROWS
-"""Rows written between two checkpoints of the WAL into the database (by the
-checkpointer): about 1,000 commits of one send each, and as often for the same WAL
-growth when many writes share a commit (counted in commits, a checkpoint came every
-256 x 64 sends at 64 connections, and the WAL grew to hundreds of MB in between; every
-1,024 rows, checkpoints cost +3 % instructions per send at 16 connections)."""
-
-WAL_LIMIT = 32 * 1024 * 1024
-"""WAL file bytes past which the writer checkpoints what is left of the WAL before its
-next commit, which then starts the WAL over (``SQLiteWriter._restart``); also the size
-the file is cut back to then (``journal_size_limit``)."""
+_CHECKPOINT_EVERY = 256
+"""Commits between two checkpoints of the WAL into the database (by the checkpointer)."""
 
 
 class SQLiteWriter:
     """One connection that commits the writes queued during one turn of the event loop
     in one transaction, on the event loop's thread."""
 
-    def __init__(self, path: str, *, timeout: float = 30.0, wal_limit: int = WAL_LIMIT) -> None:
+    def __init__(self, path: str, *, timeout: float = 30.0) -> None:
         self.path = path
         self.timeout = timeout
-        self.wal_limit = wal_limit
-        self.restart = False
-        """Whether the WAL file was past ``wal_limit`` when last looked at (every
-        ``_LOOK_ROWS`` rows written): the next flush checkpoints what is left of it, so that its
-        commit starts the WAL over."""
-        self.restarts = 0  # such checkpoints that copied every frame
         self._pending: list[_Job] = []
         self._lock = threading.Lock()  # the connection and the queue: several loops may write
         self._connection: sqlite3.Connection | None = None
         self._checkpointer: _Checkpointer | None = None
-        self._look_at = _LOOK_ROWS  # the writer connection's total_changes
-        self._looks = 0
+        self._commits = 0
 
     async def submit(self, write: Write) -> Any:
         """Run ``write`` in the next batch; returns its result once the batch is
@@ -167,23 +143,16 @@ class SQLiteWriter:
             batch, self._pending = self._pending, []
             if not batch:
                 return
-            outcomes: list[_Outcome] = []
-            waiting: list[_Job] = []
             try:
                 connection = self._connection or self._connect()
             except Exception as error:
-                outcomes = [(job, None, error) for job in batch]
+                outcomes: list[_Outcome] = [(job, None, error) for job in batch]
+                waiting: list[_Job] = []
             else:
-                if self.restart:
-                    self._restart(connection)
                 outcomes, waiting = _commit(connection, batch)
-                written = connection.total_changes
-                if written >= self._look_at and self._checkpointer is not None:
-                    self._look_at = written + _LOOK_ROWS
-                    self._looks += 1
-                    if self._looks % (_CHECKPOINT_ROWS // _LOOK_ROWS) == 0:
-                        self._checkpointer.wake()
-                    self.restart = self._wal_size() > self.wal_limit
+                self._commits += 1
+                if self._commits % _CHECKPOINT_EVERY == 0 and self._checkpointer is not None:
+                    self._checkpointer.wake()
             if waiting:
                 self._pending[:0] = waiting
                 waiting[0].future.get_loop().call_later(_RETRY, self.flush)
@@ -203,27 +172,6 @@ class SQLiteWriter:
         if connection is not None:
             connection.close()
 
-    def _restart(self, connection: sqlite3.Connection) -> None:
-        """Checkpoint what the checkpointer has not copied yet, so the WAL is all in the
-        database and the commit that follows writes it from its start (and cuts the file
-        back to ``wal_limit``). On the loop, once per ``wal_limit`` of WAL: usually the
-        frames of the last moments and two fsyncs, all of it when the checkpointer's
-        thread had no CPU (a full 92 MB WAL: 13 ms of CPU and the fsyncs, measured).
-        Busy (the checkpointer is copying, or a reader needs old frames): the checkpointer
-        is hurried, and the writer tries again when it next looks (not at every flush:
-        a checkpoint that finds the lock taken still costs tens of microseconds)."""
-        self.restart = False
-        if _checkpoint(connection, done=True):
-            self.restarts += 1
-        elif self._checkpointer is not None:
-            self._checkpointer.hurry()
-
-    def _wal_size(self) -> int:
-        try:
-            return os.stat(self.path + "-wal").st_size
-        except OSError:
-            return 0
-
     def _connect(self) -> sqlite3.Connection:
         connection = sqlite3.connect(  # no busy wait: ``flush`` tries again
             self.path, timeout=0, isolation_level=None, check_same_thread=False
@@ -231,12 +179,10 @@ class SQLiteWriter:
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         # Checkpoints (copying the WAL into the database, with fsync) run on a thread of
-        # their own, never in a commit on the event loop (but ``_restart``'s).
+        # their own, never in a commit on the event loop.
         connection.execute("PRAGMA wal_autocheckpoint=0")
-        # When a commit starts the WAL over, the file is cut back to this size.
-        connection.execute(f"PRAGMA journal_size_limit={int(self.wal_limit)}")
         self._connection = connection
-        self._checkpointer = _Checkpointer(self)
+        self._checkpointer = _Checkpointer(self.path, self.timeout)
         return connection
 
 
@@ -319,19 +265,12 @@ def _resolve(settled: Iterable[_Outcome]) -> None:
 
 
 class _Checkpointer:
-    """A thread with its own connection that checkpoints the WAL when woken, so no
-    commit on the event loop waits for an fsync.
+    """A thread with its own connection that checkpoints the WAL when woken (and once a
+    second while the writer is busy), so no commit on the event loop waits for an fsync."""
 
-    A checkpoint copies the frames the WAL had when it began; the WAL starts over (the
-    next commit writes from its beginning) only once every frame is copied. Under
-    sustained load the writer commits while each checkpoint runs, so that alone never
-    happens: the WAL grew until the load paused (0.2 -> 85 MB in 25 s at 64
-    connections). So once the WAL file is past ``wal_limit`` the writer copies the rest
-    itself before a commit (``SQLiteWriter._restart``); this thread's checkpoints leave
-    it little to copy."""
-
-    def __init__(self, writer: SQLiteWriter) -> None:
-        self.writer = writer
+    def __init__(self, path: str, timeout: float) -> None:
+        self.path = path
+        self.timeout = timeout
         self._wanted = threading.Event()
         self._stopping = False
         self._asked = 0  # checkpoints asked for (by ``wake``)
@@ -347,13 +286,9 @@ class _Checkpointer:
         late is usual for a checkpoint at ``SCHED_IDLE`` on a CPU the loop keeps busy:
         a 20 ms checkpoint takes seconds there.)"""
         if self._done < self._asked - 1:
-            self.hurry()
+            _hurry(self._thread.native_id)
         self._asked += 1
         self._wanted.set()
-
-    def hurry(self) -> None:
-        """Give the thread the share of a thread at ``nice`` 19 until its next wait."""
-        _hurry(self._thread.native_id)
 
     def stop(self) -> None:
         self._stopping = True
@@ -361,8 +296,7 @@ class _Checkpointer:
         self._thread.join()
 
     def _serve(self) -> None:
-        writer = self.writer
-        connection = sqlite3.connect(writer.path, timeout=writer.timeout, isolation_level=None)
+        connection = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
         try:
             while True:
                 _yield_cpu()
@@ -371,24 +305,11 @@ class _Checkpointer:
                 if self._stopping:
                     return
                 asked = self._asked
-                _checkpoint(connection)
+                with contextlib.suppress(sqlite3.Error):  # busy: the next wake-up tries again
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
                 self._done = asked
         finally:
             connection.close()
-
-
-def _checkpoint(connection: sqlite3.Connection, *, done: bool = False) -> bool:
-    """Copy the WAL into the database as far as no reader needs it; whether it ran
-    (with ``done``: and copied every frame). Busy: the next time tries again."""
-    try:
-        # fetchall: the statement ends here (an open one would hold a read snapshot,
-        # and the WAL could not start over)
-        rows = connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
-    except sqlite3.Error:
-        return False
-    if not rows or rows[0][0] != 0:
-        return False
-    return not done or rows[0][1] == rows[0][2]
 
 
 def _yield_cpu() -> None:
