@@ -118,6 +118,15 @@ PG_LEASES = (
 )
 """The tokens of the leases an append batch is fenced by, locked until it commits."""
 
+PG_NEW_LEASES = (
+    f"INSERT INTO {leases.name} ({leases.c.task_id.name}, {leases.c.holder.name}, "
+    f"{leases.c.token.name}, {leases.c.expires.name}) "
+    "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[]) "
+    f"ON CONFLICT ({leases.c.task_id.name}) DO NOTHING RETURNING {leases.c.task_id.name}"
+)
+"""Store the leases of new tasks (``Lease.new``), in one statement; returns the tasks
+whose lease it stored (not those that have one already)."""
+
 for _statement in (INSERT_EVENT, PG_INSERT_EVENT):  # AppendWrite builds event rows so
     if _statement.names != ("task_id", "sequence", "event"):
         raise RuntimeError(f"unexpected parameter order {_statement.names}")

@@ -26,52 +26,52 @@ from collections.abc import Sequence
 from typing import Any
 
 from parley.stores._protocols import LeaseLostError, lost
-from parley.stores.sql._group import AppendWrite, LeaseWrite, SaveWrite
-from parley.stores.sql._schema import events, leases, tasks
+from parley.stores.sql._group import (
+    PG_INSERT_EVENT,
+    PG_NEW_LEASES,
+    PG_SAVE,
+    PG_TOUCH,
+    AppendWrite,
+    LeaseWrite,
+    SaveWrite,
+)
 
-_T = tasks.name
-_LATER = f"CASE WHEN excluded.touched > {_T}.touched THEN excluded.touched ELSE {_T}.touched END"
-_KEPT = "NOT (t = ANY($1::text[])) OR t IN (SELECT task_id FROM new_leases)"
-"""Rows of a task without a new lease, or whose new lease was stored."""
+_KEPT = "NOT (c0 = ANY($1::text[])) OR c0 IN (SELECT task_id FROM new_leases)"
+"""Rows of a task (``c0``: the first column, the task's id) without a new lease, or
+whose new lease was stored."""
+
+
+def _of_arrays(statement: str, first: int) -> str:
+    """``statement``, a one-row ``INSERT ... VALUES (...) [ON CONFLICT ...]`` compiled
+    for asyncpg (``_group``), as the insert of the rows of its columns' arrays
+    ``$first``, ``$first + 1``, ... that ``_KEPT`` keeps: the very statement the
+    transaction's way runs row by row, with its conflict rules, made once at import."""
+    head, rest = statement.split(" VALUES (", 1)
+    values, _, tail = rest.partition(")")
+    kinds = [value.split("::", 1)[1] for value in values.split(", ")]
+    arrays = ", ".join(f"${first + n}::{kind}[]" for n, kind in enumerate(kinds))
+    names = ", ".join(f"c{n}" for n in range(len(kinds)))
+    if "$" in tail:
+        raise RuntimeError(f"a parameter after the values of {statement}")
+    return f"{head} SELECT * FROM unnest({arrays}) AS x({names}) WHERE {_KEPT}{tail}"
+
+
+_EVENT_COLUMNS = len(PG_INSERT_EVENT.names)
+_SAVE_COLUMNS = len(PG_SAVE.names)
+_FIRST_SAVE = 5 + _EVENT_COLUMNS
+_FIRST_TOUCH = _FIRST_SAVE + _SAVE_COLUMNS
 
 WRITE_BATCH = f"""
-WITH new_leases AS (
-    INSERT INTO {leases.name} (task_id, holder, token, expires)
-    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[])
-    ON CONFLICT (task_id) DO NOTHING RETURNING task_id
-), logged AS (
-    INSERT INTO {events.name} (task_id, sequence, event)
-    SELECT t, s, e FROM unnest($5::text[], $6::int4[], $7::text[]) AS x(t, s, e)
-    WHERE {_KEPT}
-), saved AS (
-    INSERT INTO {_T} (id, context_id, state, snapshot, snapshot_sequence, touched, owner)
-    SELECT * FROM unnest(
-        $8::text[], $9::text[], $10::text[], $11::text[], $12::int4[], $13::float8[],
-        $14::text[]
-    ) AS x(t, c, st, sn, sq, tt, o)
-    WHERE {_KEPT}
-    ON CONFLICT (id) DO UPDATE SET
-        context_id = excluded.context_id, state = excluded.state,
-        snapshot = excluded.snapshot, snapshot_sequence = excluded.snapshot_sequence,
-        touched = {_LATER}, owner = coalesce(excluded.owner, {_T}.owner)
-), touched AS (
-    INSERT INTO {_T} (id, state, context_id, touched, owner)
-    SELECT * FROM unnest($15::text[], $16::text[], $17::text[], $18::float8[], $19::text[])
-        AS x(t, st, c, tt, o)
-    WHERE {_KEPT}
-    ON CONFLICT (id) DO UPDATE SET
-        touched = {_LATER}, owner = coalesce({_T}.owner, excluded.owner),
-        state = coalesce(excluded.state, {_T}.state),
-        context_id = coalesce({_T}.context_id, excluded.context_id)
-)
+WITH new_leases AS ({PG_NEW_LEASES}),
+logged AS ({_of_arrays(PG_INSERT_EVENT.sql, 5)}),
+saved AS ({_of_arrays(PG_SAVE.sql, _FIRST_SAVE)}),
+touched AS ({_of_arrays(PG_TOUCH.sql, _FIRST_TOUCH)})
 SELECT task_id FROM new_leases
 """
-"""Store new leases, events, snapshots and touches; returns the new leases stored."""
+"""Store new leases (``$1``-``$4``), events, snapshots and touches; returns the new
+leases stored."""
 
 Write = AppendWrite | SaveWrite | LeaseWrite
-
-_SAVED = ("id", "context_id", "state", "snapshot", "snapshot_sequence", "touched", "owner")
-_TOUCHED = ("id", "state", "context_id", "touched", "owner")
 
 
 def one_statement(writes: Sequence[Write]) -> bool:
@@ -117,9 +117,9 @@ async def write_at_once(raw: Any, writes: Sequence[Write], moves_row: Any) -> di
     rows = await raw.fetch(
         WRITE_BATCH,
         *_columns(held, 4),
-        *_columns(logged, 3),
-        *_columns([tuple(values[name] for name in _SAVED) for values in saved], 7),
-        *_columns([tuple(values[name] for name in _TOUCHED) for values in touched], 5),
+        *_columns(logged, _EVENT_COLUMNS),
+        *_columns([PG_SAVE.parameters(values) for values in saved], _SAVE_COLUMNS),
+        *_columns([PG_TOUCH.parameters(values) for values in touched], len(PG_TOUCH.names)),
     )
     if len(rows) == len(held):
         return {}

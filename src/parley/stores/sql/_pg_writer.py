@@ -50,6 +50,7 @@ from parley.stores.sql._group import (
     PG_INSERT_EVENT,
     PG_LAST_SEQUENCES,
     PG_LEASES,
+    PG_NEW_LEASES,
     PG_RELEASE,
     PG_SAVE,
     PG_TOUCH,
@@ -58,7 +59,6 @@ from parley.stores.sql._group import (
     SaveWrite,
 )
 from parley.stores.sql._pg_batch import one_statement, write_at_once
-from parley.stores.sql._schema import leases
 
 Write = AppendWrite | SaveWrite | LeaseWrite
 Batch = list[tuple[Write, "asyncio.Future[Any]"]]
@@ -312,16 +312,6 @@ def _moves_row(write: AppendWrite) -> bool:
     it would only write the row again unchanged: a new row version per event of a
     stream, a statement per batch of streams' chunks."""
     return write.touch["state"] is not None or write.events[0][1] == 1
-
-
-PG_NEW_LEASES = (
-    f"INSERT INTO {leases.name} ({leases.c.task_id.name}, {leases.c.holder.name}, "
-    f"{leases.c.token.name}, {leases.c.expires.name}) "
-    "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[]) "
-    f"ON CONFLICT ({leases.c.task_id.name}) DO NOTHING RETURNING {leases.c.task_id.name}"
-)
-"""Store the leases of new tasks (``Lease.new``), in one statement; returns the tasks
-whose lease it stored (not those that have one already)."""
 
 
 async def _store_new_leases(raw: Any, appends: list[AppendWrite]) -> None:
