@@ -58,6 +58,34 @@ def push_note(task_id: str) -> str:
     return f"p {task_id}"
 
 
+class Announcer:
+    """Tells the other processes over ``bus`` that a task has new events, once they are
+    stored: coalesced (one note per task for the events stored while the last notes
+    were being sent), in order, by one task at a time."""
+
+    def __init__(self, bus: Bus) -> None:
+        self.bus = bus
+        self._notes: dict[str, int] = {}
+        self._sending: asyncio.Task[None] | None = None
+
+    def announce(self, task_id: str, sequence: int) -> None:
+        """``task_id`` has events up to ``sequence`` in the store."""
+        self._notes[task_id] = sequence
+        if self._sending is None or self._sending.done():
+            self._sending = asyncio.create_task(self._send(), name="parley-bus-send")
+
+    async def _send(self) -> None:
+        while self._notes:
+            notes, self._notes = self._notes, {}
+            for task_id, sequence in notes.items():
+                await self.bus.send(events_note(task_id, sequence))
+
+    async def aclose(self) -> None:
+        """Wait for the last notes (short, and not to be cut in half) for up to 2 s."""
+        if self._sending is not None:
+            await asyncio.wait([self._sending], timeout=2)
+
+
 class RedisBus:
     """Notes over Redis pub/sub, on ``url`` (``redis://host:port/db``).
 

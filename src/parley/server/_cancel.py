@@ -26,8 +26,9 @@ from parley.protocol import (
 from parley.server._agent import AgentExecutor
 from parley.server._bus import cancel_note
 from parley.server._context import CallContext, RequestContext
+from parley.server._execute import CANCELED, RunSink
 from parley.server._live import LiveTask, scope_of
-from parley.server._runs import CANCELED, RunSink, TaskRuns
+from parley.server._runs import TaskRuns
 from parley.types import Event, Task, TaskState, TaskStatusUpdateEvent
 
 logger = logging.getLogger("parley.server")

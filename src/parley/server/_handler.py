@@ -19,28 +19,26 @@ from parley.protocol import (
     A2AError,
     AuthenticatedExtendedCardNotConfiguredError,
     Capability,
-    InvalidParamsError,
     PushNotificationNotSupportedError,
     TaskNotFoundError,
     UnsupportedOperationError,
     ends_interaction,
     is_interrupted,
-    is_terminal,
 )
 from parley.server._agent import AgentExecutor, check_agent
-from parley.server._bus import Bus, push_note
+from parley.server._bus import Bus
 from parley.server._cancel import Cancels
-from parley.server._context import CallContext, RequestContext
+from parley.server._context import CallContext
 from parley.server._idempotency import Repeat, SentMessages
-from parley.server._ids import new_ordered_id
 from parley.server._keys import SigningKeys
-from parley.server._limits import DEFAULT_LIMITS, Limits
+from parley.server._limits import DEFAULT_LIMITS, Limits, check_history_length
 from parley.server._listing import list_tasks
 from parley.server._live import LiveTask, may_use, scope_of
 from parley.server._owners import DEFAULT_LEASE_TTL, Ownership
 from parley.server._recovery import recover
 from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
 from parley.server._runs import TaskRuns
+from parley.server._sending import Sends, push_configs_changed
 from parley.server.push._configs import PushSettings
 from parley.server.push._service import PushService
 from parley.stores import MemoryStore, Store
@@ -54,7 +52,6 @@ from parley.types import (
     ListTasksResult,
     Message,
     MessageSendParams,
-    NamedTaskSendParams,
     Task,
     TaskIdParams,
     TaskPushNotificationConfig,
@@ -114,6 +111,7 @@ class RequestHandler:
         self.runs = TaskRuns(agent, store, owners, bus)
         self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
+        self.sends = Sends(self.runs, self.sent, limits, self._require_push)
         self.retention = None if retention is None else RetentionJob(self.task_store, retention)
         self.signing_keys = signing_keys if signing_keys is not None else SigningKeys.generate()
         """What the agent signs with (push notifications; the app publishes the keys)."""
@@ -135,7 +133,7 @@ class RequestHandler:
         Waits for the run to end (terminal or interrupted state) unless
         ``configuration.blocking`` is false, then answers at the first event.
         """
-        begun = await self._begin(params, call or CallContext())
+        begun = await self.sends.begin(params, call or CallContext())
         configuration = params.configuration
         blocking = configuration is None or configuration.blocking is not False
         history_length = configuration.history_length if configuration else None
@@ -155,171 +153,18 @@ class RequestHandler:
     ) -> EventStream:
         """Start or continue a task and stream its events until the run ends."""
         self._require("stream_message")
-        begun = await self._begin(params, call or CallContext())
+        begun = await self.sends.begin(params, call or CallContext())
         if isinstance(begun, Repeat):
             return begun.stream()
         live, start = begun
         return live.log.read(start, ends_interaction)
-
-    async def _begin(
-        self, params: MessageSendParams, call: CallContext
-    ) -> tuple[LiveTask, int] | Repeat:
-        self.limits.check_message(params)
-        configuration = params.configuration
-        if configuration is not None:
-            _check_history_length(configuration.history_length)
-            if configuration.push_notification_config is not None:
-                push = self._require_push("set_push_config")
-                await push.configs.check(configuration.push_notification_config)
-        message = params.message
-        if not message.message_id:
-            raise InvalidParamsError(
-                "messageId is required and may not be empty: each message needs an id of "
-                "its own (a UUID), so a repeated send is never taken for another message"
-            )
-        owner = _caller(call)
-        scoped = message.task_id or message.context_id  # else a new context: no repeat
-        if scoped:
-            await self._check_scope(message, owner)  # before a repeat could answer
-            repeat = await self.sent.earlier(message)  # idempotent send: see _idempotency
-            if repeat is not None:
-                return repeat
-            if message.task_id and not await self._names_new_task(params):
-                return await self._continue(params, message, call, owner)
-        task_id = message.task_id or new_ordered_id()
-        if scoped:
-            repeat = await self.sent.claim(message, task_id)
-            if repeat is not None:
-                return repeat
-        context_id = message.context_id or new_ordered_id()
-        message = message.copied(task_id=task_id, context_id=context_id)
-        related = await self._related_tasks(message, owner) if message.reference_task_ids else []
-        pushed = await self._push_config_of(task_id, params, call) if configuration else False
-        # No await from here on: the new task and its run slot are taken together.
-        if task_id in self.runs.live:  # the caller's id, taken while we were claiming
-            await self.sent.forget(message)
-            raise _just_started(task_id)
-        live = self.runs.create(task_id, context_id, message, owner or None)
-        if not pushed:
-            live.push_configs = ()  # a new task has none yet: no store read per new task
-        turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
-        context = self._context(params, message, live, call, related)
-        self.runs.start(live, turn, context)
-        return live, 0
-
-    async def _continue(
-        self, params: MessageSendParams, message: Message, call: CallContext, owner: str | None
-    ) -> tuple[LiveTask, int] | Repeat:
-        assert message.task_id is not None
-        async with self.runs.hold(message.task_id, owner) as live:
-            task = live.task
-            assert task is not None
-            if message.context_id and message.context_id != task.context_id:
-                raise InvalidParamsError(
-                    f"Task {task.id} belongs to context {task.context_id}, not {message.context_id}"
-                )
-            _check_open(task, live.turn is not None)
-            repeat = await self.sent.claim(message, task.id)
-            if repeat is not None:
-                return repeat
-            message = message.copied(context_id=task.context_id)
-            related = await self._related_tasks(message, owner)
-            if await self._push_config_of(task.id, params, call):
-                await self._push_configs_changed(task.id)
-            # No await from here on: checked again, then the run slot is taken.
-            try:
-                _check_open(live.task or task, live.turn is not None)
-                turn = self.runs.begin(live)
-                await self.runs.own(live, turn)  # another process may run it, or have moved it on
-                assert live.task is not None
-                if is_terminal(live.task.status.state):
-                    await turn.give_up_lease()
-                    turn.end()
-                    _check_open(live.task, False)
-            except InvalidParamsError:
-                await self.sent.forget(message)  # refused: the client may send it again
-                raise
-            context = self._context(params, message, live, call, related)
-            start = live.log.last_sequence
-            live.holders += 1  # the run's own hold, let go when it ends
-            self.runs.start(live, turn, context)
-            return live, start
-
-    def _context(
-        self,
-        params: MessageSendParams,
-        message: Message,
-        live: LiveTask,
-        call: CallContext,
-        related: list[Task],
-    ) -> RequestContext:
-        return RequestContext(
-            message=message,
-            task_id=live.task_id,
-            context_id=live.context_id,
-            task=None,
-            configuration=params.configuration,
-            metadata=params.metadata,
-            related_tasks=related,
-            call=call,
-        )
-
-    async def _names_new_task(self, params: MessageSendParams) -> bool:
-        """Whether ``params`` name a task by the caller's own id that does not exist yet
-        (``NamedTaskSendParams``): it is then created with that id."""
-        if not isinstance(params, NamedTaskSendParams):
-            return False
-        task_id = params.message.task_id
-        assert task_id is not None
-        live = await self.runs.attach(task_id)
-        if live is None:
-            return True
-        self.runs.let_go(live)
-        if live.task is None:  # created by a request still setting up
-            raise _just_started(task_id)
-        return False
-
-    async def _related_tasks(self, message: Message, owner: str | None) -> list[Task]:
-        """The tasks ``referenceTaskIds`` name that exist and are the caller's (another
-        principal's are left out, as unknown ids are)."""
-        related: list[Task] = []
-        for task_id in message.reference_task_ids or ():
-            live = self.runs.live.get(task_id)
-            if live is not None and live.task is not None:
-                if may_use(live.owner, owner):
-                    related.append(live.task.model_copy())
-                continue
-            snapshot = await self.task_store.get(task_id)
-            if snapshot is not None and may_use(snapshot.owner, owner):
-                related.append(snapshot.task)
-        return related
-
-    async def _check_scope(self, message: Message, owner: str | None) -> None:
-        """A message may continue only the caller's task and join only the caller's
-        context: another principal's is "not found", as if it did not exist. A task's
-        owner is stored with its first event, before the server tells anyone its ids."""
-        if owner is None:
-            return
-        if message.task_id:
-            live = self.runs.live.get(message.task_id)
-            if live is not None:
-                task_owner = live.owner
-            else:
-                snapshot = await self.task_store.get(message.task_id)
-                task_owner = owner if snapshot is None else snapshot.owner
-            if not may_use(task_owner, owner):
-                raise _not_found(message.task_id)
-        if message.context_id:
-            context_owner = await self.task_store.context_owner(message.context_id)
-            if context_owner is not None and not may_use(context_owner, owner):
-                raise TaskNotFoundError(f"Context {message.context_id} was not found")
 
     # -- tasks/get, tasks/cancel, tasks/resubscribe ----------------------------------
 
     async def get_task(self, params: TaskQueryParams, call: CallContext | None = None) -> Task:
         """The task as it is now, its history trimmed to ``historyLength``."""
         self.limits.check_id("id", params.id)
-        _check_history_length(params.history_length)
+        check_history_length(params.history_length)
         owner = _caller(call)
         live = self.runs.live.get(params.id)
         if live is not None and live.task is not None and live.turn is not None:
@@ -440,21 +285,8 @@ class RequestHandler:
             stored = await push.configs.save(
                 live.task_id, params.push_notification_config, _version(call)
             )
-            await self._push_configs_changed(live.task_id)
+            await push_configs_changed(self.runs, live.task_id)
             return stored
-
-    async def _push_config_of(
-        self, task_id: str, params: MessageSendParams, call: CallContext | None
-    ) -> bool:
-        """Save the push config a message/send carries (checked in ``_begin``) for
-        ``task_id``; whether there was one."""
-        configuration = params.configuration
-        config = configuration.push_notification_config if configuration else None
-        if config is None:
-            return False
-        push = self._require_push("set_push_config")
-        await push.configs.save(task_id, config, _version(call))
-        return True
 
     async def get_push_config(
         self, params: GetTaskPushNotificationConfigParams, call: CallContext | None = None
@@ -480,17 +312,7 @@ class RequestHandler:
         push = self._require_push("delete_push_config")
         await self._require_task(params.id, call)
         await push.configs.delete(params.id, params.push_notification_config_id)
-        await self._push_configs_changed(params.id)
-
-    async def _push_configs_changed(self, task_id: str) -> None:
-        """One of the task's push configs was just stored or deleted: its next event
-        reads them again, here and, through the bus, in the process that runs it."""
-        live = self.runs.live.get(task_id)
-        if live is not None:
-            live.push_configs_changed()
-        bus = self.runs.bus
-        if bus is not None:
-            await bus.send(push_note(task_id))
+        await push_configs_changed(self.runs, params.id)
 
     async def _require_task(self, task_id: str, call: CallContext | None) -> None:
         """Raise ``TaskNotFoundError`` unless the task exists and is the caller's."""
@@ -585,13 +407,6 @@ _REFUSALS: dict[Capability, Callable[[], A2AError]] = {
 }
 
 
-def _just_started(task_id: str) -> InvalidParamsError:
-    return InvalidParamsError(
-        f"Task {task_id} was just started by another request; send again once it asks "
-        "for input or finishes."
-    )
-
-
 _caller = scope_of
 """Who asks, as a task owner (principal and tenant; ``None``: the server itself, no
 scoping)."""
@@ -607,11 +422,6 @@ def _not_found(task_id: str) -> TaskNotFoundError:
     return TaskNotFoundError(f"Task {task_id} was not found")
 
 
-def _check_history_length(history_length: int | None) -> None:
-    if history_length is not None and history_length < 0:
-        raise InvalidParamsError(f"historyLength must be 0 or more, not {history_length}")
-
-
 def _trim(task: Task, history_length: int | None) -> Task:
     """``task`` with at most ``history_length`` of its latest messages."""
     history = task.history
@@ -619,19 +429,6 @@ def _trim(task: Task, history_length: int | None) -> Task:
         return task
     kept = history[len(history) - history_length :] if history_length else []
     return task.model_copy(update={"history": kept})
-
-
-def _check_open(task: Task, running: bool) -> None:
-    if is_terminal(task.status.state):
-        raise InvalidParamsError(
-            f"Task {task.id} is {task.status.state.value}; a task in a terminal state "
-            "cannot take more messages. Send without taskId to start a new task."
-        )
-    if running:
-        raise InvalidParamsError(
-            f"Task {task.id} is still working on an earlier message; send again once it "
-            "asks for input or finishes, or cancel it first."
-        )
 
 
 def _followed(live: LiveTask) -> bool:

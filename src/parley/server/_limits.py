@@ -76,6 +76,12 @@ class Limits:
             self.check_metadata("message.metadata", message.metadata)
 
 
+def check_history_length(history_length: int | None) -> None:
+    """Refuse a negative ``historyLength`` (``None``: the whole history)."""
+    if history_length is not None and history_length < 0:
+        raise InvalidParamsError(f"historyLength must be 0 or more, not {history_length}")
+
+
 def _depth(value: Any, stop: int) -> int:
     """How deeply ``value`` nests, counted no further than ``stop``."""
     if stop <= 0 or not isinstance(value, dict | list):

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from parley.protocol import InvalidParamsError
+from parley.server._limits import check_history_length
 from parley.server._live import LiveTask
 from parley.stores import TaskStore
 from parley.stores._protocols import TaskQuery
@@ -51,8 +52,7 @@ def task_query(params: ListTasksParams, owner: str | None = None) -> TaskQuery:
     size = DEFAULT_PAGE_SIZE if params.page_size is None else params.page_size
     if not 1 <= size <= MAX_PAGE_SIZE:
         raise InvalidParamsError(f"pageSize must be between 1 and {MAX_PAGE_SIZE}, not {size}")
-    if params.history_length is not None and params.history_length < 0:
-        raise InvalidParamsError(f"historyLength must be 0 or more, not {params.history_length}")
+    check_history_length(params.history_length)
     return TaskQuery(
         context_id=params.context_id or None,
         state=params.status,

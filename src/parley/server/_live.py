@@ -3,6 +3,7 @@
 A ``LiveTask`` is a task this process is working on or someone here is following. Its
 ``Turn`` is the run slot: taken synchronously by ``begin_turn`` (or refused with
 ``-32602``), freed by the event that ends the interaction or when the run ends.
+``check_fits`` says whether an event the agent emits fits the task as it is.
 """
 
 from __future__ import annotations
@@ -13,12 +14,24 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from urllib.parse import quote
 
-from parley.protocol import InvalidParamsError
+from parley.protocol import (
+    TERMINAL_STATES,
+    InvalidAgentResponseError,
+    InvalidParamsError,
+    can_move,
+)
+from parley.protocol._states import _WITH_STATUS
 from parley.server._context import CallContext, Principal
 from parley.server._events import EventLog
 from parley.server._owners import Ownership
 from parley.stores import Lease
-from parley.types import Message, Task
+from parley.types import (
+    Event,
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskStatusUpdateEvent,
+)
 
 
 class Gate:
@@ -208,3 +221,40 @@ def busy(task_id: str) -> InvalidParamsError:
         f"Task {task_id} is still working on an earlier message; send again once it "
         "asks for input or finishes, or cancel it first."
     )
+
+
+_UPDATES = (TaskStatusUpdateEvent, TaskArtifactUpdateEvent)
+
+
+def check_fits(live: LiveTask, event: Event, task: Task | None) -> None:
+    """Refuse ``event`` (``InvalidAgentResponseError``) unless it fits ``task``: the
+    live task as the events before it in the same batch leave it."""
+    if isinstance(event, _UPDATES):
+        if event.task_id != live.task_id or event.context_id != live.context_id:
+            raise InvalidAgentResponseError(
+                f"The agent emitted an event for task {event.task_id} in context "
+                f"{event.context_id}, but this run is for task {live.task_id} in context "
+                f"{live.context_id}"
+            )
+    elif isinstance(event, Task):
+        if event.id != live.task_id or event.context_id != live.context_id:
+            raise InvalidAgentResponseError(
+                f"The agent emitted task {event.id}, but this run is for task {live.task_id}"
+            )
+        if task is None and live.pending_user_message is not None and not event.history:
+            # set as ``copied`` sets fields: pydantic's ``__setattr__`` costs more
+            event.__dict__["history"] = [live.pending_user_message]
+            event.__pydantic_fields_set__.add("history")
+    if task is None:
+        return
+    current = task.status.state
+    if current in TERMINAL_STATES:
+        raise InvalidAgentResponseError(
+            f"Task {live.task_id} is already {current.value} and cannot change"
+        )
+    if isinstance(event, _WITH_STATUS):
+        new = event.status.state
+        if new is not current and not can_move(current, new):
+            raise InvalidAgentResponseError(
+                f"A task cannot move from {current.value} to {new.value}"
+            )

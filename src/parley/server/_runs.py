@@ -34,47 +34,33 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from parley.protocol import (
-    TERMINAL_STATES,
     InternalError,
     InvalidAgentResponseError,
     TaskNotFoundError,
-    add_to_history,
     apply,
-    can_move,
     ends_interaction,
     is_terminal,
 )
-from parley.protocol._states import _WITH_STATUS
-from parley.server._agent import AgentExecutor, ResumableAgent
-from parley.server._bus import Bus, events_note
+from parley.server._agent import AgentExecutor
+from parley.server._bus import Announcer, Bus
 from parley.server._context import RequestContext
 from parley.server._events import EventLog
+from parley.server._execute import MOVED, STORE_FAILED, final_status, run_turn
 from parley.server._ids import now
-from parley.server._live import LiveTask, Turn, busy, may_use
+from parley.server._live import LiveTask, Turn, busy, check_fits, may_use
 from parley.server._owners import Ownership
 from parley.stores import Lease, LeaseLostError, OutboxEntry, Store, StoredEvent
 from parley.types import (
     Event,
     Message,
-    Role,
     Task,
-    TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
-    TaskStatusUpdateEvent,
-    TextPart,
 )
 
 logger = logging.getLogger("parley.server")
 
-_UPDATES = (TaskStatusUpdateEvent, TaskArtifactUpdateEvent)
 _MADE = (Message, Task)
-
-AGENT_FAILED = "The agent failed while working on this task."
-AGENT_STOPPED = "The agent stopped without finishing the task."
-CANCELED = "The task was canceled at the client's request."
-STORE_FAILED = "The server could not store the task's progress, so the task was stopped."
-MOVED = "Another server process took this task over; follow it there (tasks/resubscribe)."
 
 
 class Notifications(Protocol):
@@ -87,24 +73,6 @@ class Notifications(Protocol):
 
     def wake(self) -> None:
         """Entries were written: deliver them."""
-
-
-class RunSink:
-    """The ``EventSink`` handed to the agent for one turn (or one cancel: no turn)."""
-
-    __slots__ = ("_live", "_runs", "_turn")
-
-    def __init__(self, runs: TaskRuns, live: LiveTask, turn: Turn | None = None) -> None:
-        self._runs = runs
-        self._live = live
-        self._turn = turn
-
-    async def emit(self, event: Event) -> None:
-        await self._runs.publish(self._live, event, self._turn)
-
-    async def emit_many(self, events: Sequence[Event]) -> None:
-        """Emit ``events`` in order, as ``emit`` one by one would, in one store write."""
-        await self._runs.publish_many(self._live, events, self._turn)
 
 
 class TaskRuns:
@@ -122,15 +90,14 @@ class TaskRuns:
         self.owners = owners
         """This process's leases, when the store is shared with other processes."""
         self.bus = bus
+        self.announcer = Announcer(bus) if bus is not None else None
         self.live: dict[str, LiveTask] = {}
         self.notifications: Notifications | None = None
         """Push: the outbox entries each stored event causes (see ``parley.server.push``)."""
         self._background: set[asyncio.Task[None]] = set()
-        self._notes: dict[str, int] = {}
         self._drops = 0
         """How many live tasks left the registry: ``attach`` reads again if one did
         while it read the store."""
-        self._sending: asyncio.Task[None] | None = None
 
     async def attach(self, task_id: str) -> LiveTask | None:
         """The live task for ``task_id`` (brought back from the store if needed), held:
@@ -243,21 +210,6 @@ class TaskRuns:
             if live is not None and lease is not None and lease.token == token:
                 self.lost(live, turn)
 
-    def _announce(self, task_id: str, sequence: int) -> None:
-        """Tell the other processes (``bus``), once the events are stored (coalesced:
-        one note per task per send)."""
-        assert self.bus is not None
-        self._notes[task_id] = sequence
-        if self._sending is None or self._sending.done():
-            self._sending = asyncio.create_task(self._send_notes(), name="parley-bus-send")
-
-    async def _send_notes(self) -> None:
-        assert self.bus is not None
-        while self._notes:
-            notes, self._notes = self._notes, {}
-            for task_id, sequence in notes.items():
-                await self.bus.send(events_note(task_id, sequence))
-
     def spawn(self, work: Coroutine[Any, Any, None], name: str) -> None:
         task = asyncio.create_task(work, name=name)
         self._background.add(task)
@@ -329,7 +281,7 @@ class TaskRuns:
                     f"This run on task {live.task_id} has ended: it can emit no more events"
                 )
             if live.task is None and isinstance(first, Message):
-                self._check(live, first, None)
+                check_fits(live, first, None)
                 self._end_turn(live, True)
                 sequence = live.log.append(first)  # a direct reply: no task, nothing to store
                 stored = 1
@@ -375,14 +327,14 @@ class TaskRuns:
             self.lost(live, current)
             raise InternalError(MOVED) from None
         except Exception:
-            await self._store_failed(live, live.log.last_sequence + len(batch))
+            await self.store_failed(live, live.log.last_sequence + len(batch))
             raise InternalError(STORE_FAILED) from None
         live.task = task
         if ends and live.turn is not None:
             live.turn.end()
         sequence = live.log.extend(batch)
-        if self.bus is not None:
-            self._announce(live.task_id, sequence)
+        if self.announcer is not None:
+            self.announcer.announce(live.task_id, sequence)
         if refused is not None:
             raise refused
         return len(batch), sequence
@@ -403,7 +355,7 @@ class TaskRuns:
         sequence = live.log.last_sequence
         for event in events:
             try:
-                self._check(live, event, task)
+                check_fits(live, event, task)
             except InvalidAgentResponseError as error:
                 return task, False, error
             sequence += 1
@@ -447,12 +399,12 @@ class TaskRuns:
         if turn is not None and turn.run is not None and turn.run is not asyncio.current_task():
             turn.run.cancel()
 
-    async def _store_failed(self, live: LiveTask, sequence: int) -> None:
+    async def store_failed(self, live: LiveTask, sequence: int) -> None:
         logger.exception("could not store an event of task %s", live.task_id)
         turn = self._break(live, STORE_FAILED)
         if live.task is None:
             return
-        failed = self._final_status(live, TaskState.failed, STORE_FAILED)
+        failed = final_status(live, TaskState.failed, STORE_FAILED)
         lease = turn.lease if turn is not None else None
         try:  # settle it where the store can still take it; recovery does it otherwise
             settled = (StoredEvent(sequence, failed),)
@@ -460,8 +412,8 @@ class TaskRuns:
             task = apply(live.task, failed)
             assert task is not None
             await self.store.save(task, sequence, owner=live.owner)
-            if self.bus is not None:
-                self._announce(live.task_id, sequence)
+            if self.announcer is not None:
+                self.announcer.announce(live.task_id, sequence)
         except Exception:
             logger.exception("could not settle task %s after a store failure", live.task_id)
 
@@ -474,134 +426,29 @@ class TaskRuns:
             history=[message] if message is not None else None,
         )
 
-    def _check(self, live: LiveTask, event: Event, task: Task | None) -> None:
-        """Refuse ``event`` unless it fits ``task`` (the live task as the events before
-        it in the same batch leave it)."""
-        if isinstance(event, _UPDATES):
-            if event.task_id != live.task_id or event.context_id != live.context_id:
-                raise InvalidAgentResponseError(
-                    f"The agent emitted an event for task {event.task_id} in context "
-                    f"{event.context_id}, but this run is for task {live.task_id} in context "
-                    f"{live.context_id}"
-                )
-        elif isinstance(event, Task):
-            if event.id != live.task_id or event.context_id != live.context_id:
-                raise InvalidAgentResponseError(
-                    f"The agent emitted task {event.id}, but this run is for task {live.task_id}"
-                )
-            if task is None and live.pending_user_message is not None and not event.history:
-                # set as ``copied`` sets fields: pydantic's ``__setattr__`` costs more
-                event.__dict__["history"] = [live.pending_user_message]
-                event.__pydantic_fields_set__.add("history")
-        if task is None:
-            return
-        current = task.status.state
-        if current in TERMINAL_STATES:
-            raise InvalidAgentResponseError(
-                f"Task {live.task_id} is already {current.value} and cannot change"
-            )
-        if isinstance(event, _WITH_STATUS):
-            new = event.status.state
-            if new is not current and not can_move(current, new):
-                raise InvalidAgentResponseError(
-                    f"A task cannot move from {current.value} to {new.value}"
-                )
-
     def start(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
         """Run the agent for ``context`` in the background, in ``turn``; the run holds
         the task (the caller's hold passes to it)."""
         run = asyncio.get_running_loop().create_task(
-            self._run(live, turn, context), name=f"parley-run-{live.task_id}"
+            run_turn(self, live, turn, context), name=f"parley-run-{live.task_id}"
         )  # the loop's own: asyncio.create_task is one more call around it
         turn.run = run
         self._background.add(run)
         run.add_done_callback(self._background.discard)
-
-    async def _run(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
-        try:
-            if self.owners is not None and turn.lease is None:
-                # a new task's lease: stored with its first events (``Lease.new``)
-                turn.lease = self.owners.promise(live.task_id)
-            await self._execute(live, turn, context)
-        finally:
-            try:
-                if turn.lease is not None:  # the lease first, then the slot (``Turn``)
-                    await turn.give_up_lease()
-            finally:
-                turn.end()
-                self.let_go(live)
-                if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
-                    live.last_turn = None
-
-    async def _record_user_message(self, live: LiveTask, context: RequestContext) -> None:
-        assert live.task is not None
-        assert context.message is not None
-        task = live.task
-        question = task.status.message
-        if question is not None:  # answered: the question joins the history before the answer
-            add_to_history(task, question)
-            task.status = task.status.copied(message=None)
-        add_to_history(task, context.message)
-        try:
-            await self.store.save(live.task, live.log.last_sequence, owner=live.owner)
-        except Exception:
-            await self._store_failed(live, live.log.last_sequence + 1)
-            raise InternalError(STORE_FAILED) from None
-
-    async def _execute(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
-        agent, sink = self.agent, RunSink(self, live, turn)
-        try:
-            if live.task is not None:
-                context.task = live.task.copied()  # as the agent asked: before the answer
-                if context.message is not None:
-                    await self._record_user_message(live, context)
-            if context.message is None and isinstance(agent, ResumableAgent):
-                await agent.resume(context, sink)
-            else:
-                await agent.execute(context, sink)
-        except asyncio.CancelledError:
-            if turn.ended:
-                return  # canceled by tasks/cancel: the canceled status is recorded
-            raise
-        except Exception:
-            if turn.ended:  # after its turn (or the store failed): nothing to settle
-                logger.warning("agent failed after its run on task %s ended", live.task_id)
-                return
-            logger.exception("agent failed on task %s", live.task_id)
-            await self.finish(live, TaskState.failed, AGENT_FAILED)
-        else:
-            if not turn.ended:
-                logger.warning("agent returned without finishing task %s", live.task_id)
-                await self.finish(live, TaskState.failed, AGENT_STOPPED)
-
-    def _final_status(self, live: LiveTask, state: TaskState, reason: str) -> Event:
-        message = Message(
-            message_id=f"{live.task_id}-{state.value}",
-            role=Role.agent,
-            parts=[TextPart(text=reason)],
-            task_id=live.task_id,
-            context_id=live.context_id,
-        )
-        return TaskStatusUpdateEvent(
-            task_id=live.task_id,
-            context_id=live.context_id,
-            status=TaskStatus(state=state, message=message, timestamp=now()),
-            final=True,
-        )
 
     async def finish(self, live: LiveTask, state: TaskState, reason: str) -> None:
         """Record a final status the agent did not emit (failure, forced cancel)."""
         if live.broken or (live.task is not None and is_terminal(live.task.status.state)):
             return
         try:
-            await self.publish(live, self._final_status(live, state, reason))
+            await self.publish(live, final_status(live, state, reason))
         except Exception:
             logger.exception("could not record %s for task %s", state.value, live.task_id)
 
     async def aclose(self) -> None:
         """Cancel every run still going, and end every reader (server shutdown)."""
-        if self._sending is not None:  # the last notes: short, and not cut in half
-            await asyncio.wait([self._sending], timeout=2)
+        if self.announcer is not None:
+            await self.announcer.aclose()
         runs = list(self._background)
         for run in runs:
             run.cancel()
