@@ -69,7 +69,7 @@ class InteropAgentExecutor(AgentExecutor):
             await updater.start_work(
                 updater.new_agent_message([Part(root=TextPart(text="working slowly"))])
             )
-            await chunks(updater, [f"part {i};" for i in range(3)], 0.5)
+            await chunks(updater, [f"part {i};" for i in range(3)], 1.0)
             await updater.complete()
         elif word == "wait":
             await updater.start_work(
