@@ -18,6 +18,13 @@ from bench.targets import BENCH, LOAD_CPU, Served, cpu_seconds
 
 SCRIPT = BENCH / "lua" / "a2a.lua"
 
+OPEN_SECONDS = 0.3
+"""How long the first request of each stream connection waits (``a2a.lua``'s ``delay``):
+time for the server, idle until then, to accept every connection. uvloop accepts one
+connection per turn of its event loop, so without the wait most of 500 connections
+opened at once wait in the accept queue of a busy server, a turn each: seconds of p99
+that are no stream's time, and a run with fewer streams in flight than it says."""
+
 
 def wrk(served: Served, connections: int, seconds: float, *, call: str = "send") -> dict[str, Any]:
     """One wrk run of ``call`` (send or stream) at ``connections``; the figures as a dict.
@@ -26,7 +33,13 @@ def wrk(served: Served, connections: int, seconds: float, *, call: str = "send")
     share of the connections (no load balancer in front, whose own cost would count):
     requests add up, p50 is the mean and p99 the worst of theirs."""
     timeout = "30s" if call == "stream" else "10s"
-    env = {**os.environ, "BENCH_CALL": call, "BENCH_DIALECT": served.target.dialect}
+    opening = OPEN_SECONDS if call == "stream" else 0.0
+    env = {
+        **os.environ,
+        "BENCH_CALL": call,
+        "BENCH_DIALECT": served.target.dialect,
+        "BENCH_OPEN_MS": str(round(opening * 1000)),
+    }
     everyone = served.all
     shares = [
         connections // len(everyone) + (i < connections % len(everyone))
@@ -55,13 +68,13 @@ def wrk(served: Served, connections: int, seconds: float, *, call: str = "send")
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=env,
+            env={**env, "BENCH_CONNECTIONS": str(share)},
         )
         for (url, _), share in zip(servers, shares, strict=True)
     ]
     raws = [_result(run, seconds) for run in runs]
     cpu = sum(cpu_seconds(pid) for _, pid in servers) - cpu_before
-    elapsed = max(raw["seconds"] for raw in raws)
+    elapsed = max(raw["seconds"] for raw in raws) - opening
     total = {key: sum(raw[key] for raw in raws) for key in _SUMMED}
     result: dict[str, Any] = {
         "call": call,
