@@ -37,7 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def _body(number: int, options: argparse.Namespace) -> bytes:
-    return _BODIES[options.dialect, options.stream] % (number, number)
+    body = _BODIES[options.dialect, options.stream] % (number, number)
+    return body.replace(b'"stream"', b'"stream apart"') if options.apart else body
 
 
 _SEND = (
@@ -160,6 +161,7 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
         "target": options.target,
         "db": options.db.split("@")[-1],
         "stream": options.stream,
+        "apart": options.apart,
         "dialect": options.dialect,
         "requests": options.requests,
         "concurrency": options.concurrency,
@@ -203,6 +205,9 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=5_000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--stream", action="store_true")
+    parser.add_argument(
+        "--apart", action="store_true", help="with --stream: each chunk published on its own"
+    )
     parser.add_argument(
         "--dialect", choices=("0.3", "1.0"), default="0.3", help="message/send or SendMessage"
     )
