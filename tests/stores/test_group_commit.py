@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -35,6 +36,7 @@ from parley.types import (
     TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
+    TaskStatusUpdateEvent,
     TextPart,
 )
 from tests.servers import parley_serve
@@ -74,6 +76,44 @@ async def test_concurrent_appends_share_transactions_and_fail_alone(tmp_path: Pa
             assert snapshot is not None
             artifacts = snapshot.task.artifacts or []
             assert [p.text for p in artifacts[0].parts] == [f"chunk of {task_id}"]  # type: ignore[union-attr]
+    finally:
+        await store.aclose()
+
+
+async def test_events_without_a_status_leave_the_task_row_alone(tmp_path: Path) -> None:
+    """A task's first events make its row; later events without a status (a stream's
+    chunks, each its own append when the agent waits between them) do not write it
+    again, while a status moves it (a trigger counts the row's updates)."""
+    store = SQLStore(sqlite_url(tmp_path))
+    try:
+        await store.append("t", [StoredEvent(1, _task("t"))])
+        counter = sqlite3.connect(tmp_path / "tasks.db")
+        with counter:
+            counter.execute("CREATE TABLE updates (n INTEGER)")
+            counter.execute("INSERT INTO updates VALUES (0)")
+            counter.execute(
+                "CREATE TRIGGER count_updates AFTER UPDATE ON parley_tasks "
+                "BEGIN UPDATE updates SET n = n + 1; END"
+            )
+
+        def updates() -> int:
+            return int(counter.execute("SELECT n FROM updates").fetchone()[0])
+
+        await store.append("t", [StoredEvent(2, _chunk("t", "a"))])
+        await store.append(
+            "t", [StoredEvent(3, _chunk("t", "b")), StoredEvent(4, _chunk("t", "c"))]
+        )
+        assert updates() == 0
+        done = TaskStatusUpdateEvent(
+            task_id="t", context_id="c", status=TaskStatus(state=TaskState.completed), final=True
+        )
+        await store.append("t", [StoredEvent(5, done)])
+        assert updates() == 1
+        snapshot = await store.get("t")
+        assert snapshot is not None
+        assert snapshot.task.status.state is TaskState.completed
+        assert [stored.sequence for stored in await store.events("t")] == [1, 2, 3, 4, 5]
+        counter.close()
     finally:
         await store.aclose()
 

@@ -175,12 +175,21 @@ class AppendWrite:
                 raise ValueError(_duplicate(self.task_id, self.logged)) from None
         if self.snapshot is not None:
             connection.execute(SAVE_TASK.sql, SAVE_TASK.parameters(self.snapshot))
-        elif self.events:
+        elif self.events and self.moves_row():
             connection.execute(TOUCH_TASK.sql, TOUCH_TASK.parameters(self.touch))
         if self.release and lease is not None:
             connection.execute(
                 RELEASE.sql, RELEASE.parameters({"task_id": lease.task_id, "token": lease.token})
             )
+
+    def moves_row(self) -> bool:
+        """Whether the task row needs the append's touch. Not when its events carry no
+        status and follow events stored before (sequence above 1): the row exists then,
+        with the task's context and owner (stored with its first events; both are fixed
+        when the task is made), and a touch without a status keeps its state and time,
+        so it would only write the row again unchanged (SQLite: the row and its four
+        indexes; PostgreSQL: a new row version) per chunk of a stream."""
+        return self.touch["state"] is not None or self.events[0][1] == 1
 
 
 class LeaseWrite:

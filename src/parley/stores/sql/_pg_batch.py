@@ -93,7 +93,7 @@ def one_statement(writes: Sequence[Write]) -> bool:
     return True
 
 
-async def write_at_once(raw: Any, writes: Sequence[Write], moves_row: Any) -> dict[Write, Any]:
+async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
     """Write a batch ``one_statement`` accepts; returns ``LeaseLostError`` for each
     append whose new lease another holder has (its rows are not written)."""
     held: list[tuple[Any, ...]] = []
@@ -112,7 +112,7 @@ async def write_at_once(raw: Any, writes: Sequence[Write], moves_row: Any) -> di
         logged += write.events
         if write.snapshot is not None:
             saved.append(write.snapshot)
-        elif write.events and moves_row(write):
+        elif write.events and write.moves_row():
             touched.append(write.touch)
     rows = await raw.fetch(
         WRITE_BATCH,

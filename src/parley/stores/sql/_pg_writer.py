@@ -220,7 +220,7 @@ async def _commit(raw: Any, batch: Batch) -> None:
     writes = [write for write, _ in batch]
     try:
         if one_statement(writes):
-            taken = await write_at_once(raw, writes, _moves_row)
+            taken = await write_at_once(raw, writes)
         else:
             async with raw.transaction():
                 taken = await _apply(raw, writes)
@@ -286,7 +286,7 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     touched = [
         PG_TOUCH.parameters(w.touch)
         for w in appends
-        if w.events and w.snapshot is None and _moves_row(w)
+        if w.events and w.snapshot is None and w.moves_row()
     ]
     if touched:
         await raw.executemany(PG_TOUCH.sql, touched)
@@ -302,16 +302,6 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     if released:
         await raw.executemany(PG_RELEASE.sql, released)
     return taken
-
-
-def _moves_row(write: AppendWrite) -> bool:
-    """Whether the task row needs the append's touch. Not when its events carry no
-    status and follow events stored before (sequence above 1): the row exists then,
-    with the task's context and owner (stored with its first events; both are fixed
-    when the task is made), and a touch without a status keeps its state and time, so
-    it would only write the row again unchanged: a new row version per event of a
-    stream, a statement per batch of streams' chunks."""
-    return write.touch["state"] is not None or write.events[0][1] == 1
 
 
 async def _store_new_leases(raw: Any, appends: list[AppendWrite]) -> None:
