@@ -53,10 +53,20 @@ class Cut:
         await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._cut(), self._loop))
 
     def close(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._cut(), self._loop).result(10)
+        """Cut, end every pipe (each closes its sockets), then stop the loop: no socket
+        is left for the garbage collector to find open (a ``ResourceWarning`` in
+        whichever test runs next)."""
+        asyncio.run_coroutine_threadsafe(self._shut(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._loop.close()
+
+    async def _shut(self) -> None:
+        await self._cut()
+        pipes = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for pipe in pipes:
+            pipe.cancel()
+        await asyncio.gather(*pipes, return_exceptions=True)
 
     async def _open(self) -> None:
         self._server = await asyncio.start_server(self._pipe, "127.0.0.1", self.port)
@@ -66,20 +76,33 @@ class Cut:
         server, self._server = self._server, None
         if server is not None:
             server.close()
-        for writer in list(self._writers):
+        writers = list(self._writers)
+        for writer in writers:
             writer.close()
+        for writer in writers:
+            with contextlib.suppress(ConnectionError):
+                await writer.wait_closed()
         if server is not None:
             await server.wait_closed()
 
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        upstream_reader, upstream = await asyncio.open_connection("127.0.0.1", REDIS_PORT)
-        self._writers |= {writer, upstream}
+        self._writers.add(writer)
+        try:
+            upstream_reader, upstream = await asyncio.open_connection("127.0.0.1", REDIS_PORT)
+        except BaseException:
+            self._writers.discard(writer)
+            writer.close()
+            raise
+        self._writers.add(upstream)
         try:
             await asyncio.gather(_copy(reader, upstream), _copy(upstream_reader, writer))
         finally:
             for one in (writer, upstream):
                 self._writers.discard(one)
                 one.close()
+            for one in (writer, upstream):
+                with contextlib.suppress(ConnectionError, asyncio.CancelledError):
+                    await one.wait_closed()
 
 
 async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
