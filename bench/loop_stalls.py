@@ -8,7 +8,8 @@ callbacks can be timed one by one) and reports:
   (``time.thread_time``): count, total, p50 / p99 / max, and the slowest by what ran;
   a callback's length is how long every request in flight waited for it;
 - ``writer``: the SQLite group writer's flushes (commits per request, writes per
-  commit, flushes that found the write lock taken, loop-thread CPU per flush), the
+  commit, flushes that found the write lock taken, loop-thread CPU and wall time per
+  flush, the WAL file's peak size), the
   writes of each kind per request, and for each write how many flushes it waited;
 - ``checkpoints``: the checkpointer thread's checkpoints (count, wall and CPU time);
 - ``gc``: the collector's runs on the loop's thread, by generation;
@@ -73,6 +74,9 @@ class _Recorder:
         self.callbacks: list[float] = []
         self.slowest: list[tuple[float, str]] = []
         self.flushes: list[float] = []
+        self.flush_walls: list[float] = []
+        self.wal_peak = 0  # bytes
+        self.wal_restarts = 0  # the checkpointer's RESTART checkpoints (SQLiteWriter.restarts)
         self.flush_sizes: list[int] = []
         self.busy = 0
         self.writes: collections.Counter[str] = collections.Counter()
@@ -120,14 +124,18 @@ def _time_flushes(recorder: _Recorder, writer: Any) -> None:
 
     def flush_timed(self: Any) -> None:
         pending = len(self._pending)
-        cpu = time.thread_time()
+        cpu, wall = time.thread_time(), time.perf_counter()
         flush(self)
-        cpu = time.thread_time() - cpu
+        cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
         recorder.flush_count += 1
         if not recorder.on:
             return
+        recorder.wal_restarts = getattr(self, "restarts", 0)
+        with contextlib.suppress(OSError):
+            recorder.wal_peak = max(recorder.wal_peak, os.stat(self.path + "-wal").st_size)
         left = len(self._pending)
         recorder.flushes.append(cpu)
+        recorder.flush_walls.append(wall)
         recorder.flush_sizes.append(pending - left)
         recorder.busy += 1 if left else 0
 
@@ -273,6 +281,9 @@ def main() -> None:
             "writes_per_flush": round(sum(recorder.flush_sizes) / max(1, len(recorder.flushes)), 2),
             "busy_flushes": recorder.busy,
             "flush_cpu": _quantiles(recorder.flushes),
+            "flush_wall": _quantiles(recorder.flush_walls),
+            "wal_restarts": recorder.wal_restarts,
+            "wal_peak_mb": round(recorder.wal_peak / 1e6, 1),
             "writes_per_request": {k: round(v / requests, 2) for k, v in recorder.writes.items()},
             "flushes_waited": dict(sorted(recorder.waited.items())),
         },
