@@ -45,11 +45,12 @@ def _events(task_id: str) -> list[StoredEvent]:
 
 async def test_the_wal_stays_bounded_under_sustained_writes(tmp_path: Path) -> None:
     """Sixteen writers append streams without a pause until 64 times the limit has gone
-    into event rows (about 400 times the limit into the WAL: it grew so before); the WAL
-    file never grows past 48 times the limit, it was started over, and the events
+    into event rows (about 380 times the limit into the WAL: it grew so before); the WAL
+    file never grows past 160 times the limit, it was started over, and the events
     written are there. The margin: at this rate the writer adds about 4 times the test's
-    limit between two wake-ups of the checkpointer, and on a loaded machine (load 5 on
-    2 CPUs) a checkpoint's catching up takes long: peaks of 20 to 34 times the limit."""
+    limit between two wake-ups of the checkpointer, and on a loaded machine a
+    checkpoint's catching up takes long: peaks of 20 to 34 times the limit at load 5 on
+    2 CPUs, 65 times once beside a callgrind run."""
     store = SQLStore(sqlite_url(tmp_path))
     writer = store.writer
     assert isinstance(writer, SQLiteWriter)
@@ -76,7 +77,7 @@ async def test_the_wal_stays_bounded_under_sustained_writes(tmp_path: Path) -> N
         started = time.monotonic()
         await asyncio.gather(*(work(number) for number in range(WORKERS)))
         assert time.monotonic() - started < 120
-        assert peak <= 48 * LIMIT, f"the WAL grew to {peak} bytes"
+        assert peak <= 160 * LIMIT, f"the WAL grew to {peak} bytes"
         assert writer.restarts > 0, "the WAL was never started over"
         for task_id in tasks[:: max(1, len(tasks) // 50)]:
             assert len(await store.events(task_id)) == 1 + CHUNKS
