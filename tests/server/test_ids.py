@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from parley.server import new_id
-from parley.server._ids import new_ordered_id, now
+from parley.server._ids import new_ordered_id, now, timestamp
 
 
 def test_new_ids_are_distinct_version_4_uuids() -> None:
@@ -46,6 +46,16 @@ def test_now_is_the_current_utc_time_in_iso_8601() -> None:
         assert abs(datetime.now(UTC) - moment) < timedelta(seconds=2)
         assert stamp.endswith("+00:00")
     assert stamps == sorted(stamps)
+
+
+def test_a_timestamp_is_its_moment_in_iso_8601_to_the_microsecond() -> None:
+    epoch = datetime(1970, 1, 1, tzinfo=UTC)
+    start = time.time_ns() // 1000
+    moments = [start, start - start % 1_000_000, start + 7, start + 1_000_001, 1_000_000_123]
+    moments += [start - start % 1_000_000 + micro for micro in (9, 90, 909, 9_090, 90_909)]
+    for moment in moments:
+        expected = (epoch + timedelta(microseconds=moment)).isoformat(timespec="microseconds")
+        assert timestamp(moment) == expected
 
 
 def test_ordered_ids_are_distinct_version_7_uuids_in_the_order_made() -> None:

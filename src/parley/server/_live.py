@@ -145,8 +145,10 @@ class LiveTask:
     """A store write failed: the task is settled and no longer served from here."""
     pending_user_message: Message | None = None
     """The incoming message of a new task, until the task exists to hold it."""
-    received: str = ""
-    """When the message that created the task arrived (its ``submitted`` time)."""
+    received: int = 0
+    """When the message that created the task arrived (its ``submitted`` time), in epoch
+    microseconds (``_ids.timestamp``): text only if parley makes the ``submitted`` task
+    (an ``@agent`` run makes its own)."""
     push_configs: tuple[tuple[str, str], ...] | None = None
     """The task's push configs, as (config id, the A2A version it was set in)
     (``None``: not read from the store yet, or changed since)."""

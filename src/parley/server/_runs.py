@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import AsyncIterator, Coroutine, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -46,7 +47,7 @@ from parley.server._bus import Announcer, Bus
 from parley.server._context import RequestContext
 from parley.server._events import EventLog
 from parley.server._execute import MOVED, STORE_FAILED, final_status, run_turn
-from parley.server._ids import now
+from parley.server._ids import now, timestamp
 from parley.server._live import LiveTask, Turn, busy, check_fits, may_use
 from parley.server._owners import Ownership
 from parley.stores import Lease, LeaseLostError, OutboxEntry, Store, StoredEvent
@@ -220,7 +221,12 @@ class TaskRuns:
     ) -> LiveTask:
         """A new task of ``owner``, held (the caller starts its first run or lets go)."""
         live = LiveTask(
-            task_id, context_id, None, EventLog(), pending_user_message=message, received=now()
+            task_id,
+            context_id,
+            None,
+            EventLog(),
+            pending_user_message=message,
+            received=time.time_ns() // 1000,
         )
         live.owner = owner
         live.holders = 1
@@ -422,7 +428,10 @@ class TaskRuns:
         return Task(
             id=live.task_id,
             context_id=live.context_id,
-            status=TaskStatus(state=TaskState.submitted, timestamp=live.received or now()),
+            status=TaskStatus(
+                state=TaskState.submitted,
+                timestamp=timestamp(live.received) if live.received else now(),
+            ),
             history=[message] if message is not None else None,
         )
 
