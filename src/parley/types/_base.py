@@ -11,6 +11,8 @@ from typing import Any, Self
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
+from parley.types._getattr import plain_getattr
+
 _set = object.__setattr__
 
 
@@ -28,6 +30,11 @@ class A2AModel(BaseModel):
         serialize_by_alias=True,
         use_enum_values=False,
     )
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        plain_getattr(cls)  # attribute reads without pydantic's __getattr__ (see there)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict of this object as the protocol spells it."""
