@@ -48,6 +48,13 @@ def _slot() -> tuple[int, int] | None:
 
 _SLOT = _slot()
 
+_type_modified = (
+    ctypes.PYFUNCTYPE(None, ctypes.py_object)(("PyType_Modified", ctypes.pythonapi))
+    if _SLOT is not None
+    else None
+)
+"""CPython's ``PyType_Modified``: a type's cached lookups are stale."""
+
 
 def plain_getattr(cls: type[BaseModel]) -> bool:
     """Give ``cls`` object's attribute lookup when pydantic's ``__getattr__`` has nothing
@@ -62,6 +69,8 @@ def plain_getattr(cls: type[BaseModel]) -> bool:
         return False
     offset, generic = _SLOT
     ctypes.c_void_p.from_address(id(cls) + offset).value = generic
+    if _type_modified is not None:  # no lookup cached for the old slot outlives it
+        _type_modified(cls)
     return True
 
 
