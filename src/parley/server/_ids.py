@@ -44,6 +44,15 @@ class _Pool:
         self.millisecond = -1
         self.stamp = ""
 
+    def take(self) -> str:
+        """A fresh random (version 4) UUID, as text: the next of the pool's ids."""
+        at = self.at
+        if at == _POOL_TEXT:
+            self.refill()
+            at = 0
+        self.at = at + 36
+        return self.ids[at : at + 36]
+
     def refill(self) -> None:
         """256 ids' text, from 4 KiB of random bytes."""
         digits = os.urandom(_POOL_BYTES).hex().encode()
@@ -61,31 +70,20 @@ _pool = _Pool()
 os.register_at_fork(after_in_child=_pool.reset)
 
 
-def new_id() -> str:
-    """A fresh random (version 4) UUID, as text."""
-    pool = _pool
-    at = pool.at
-    if at == _POOL_TEXT:
-        pool.refill()
-        at = 0
-    pool.at = at + 36
-    return pool.ids[at : at + 36]
+new_id = _pool.take
+"""A fresh random (version 4) UUID, as text."""
 
 
 def new_ordered_id() -> str:
     """A fresh time-ordered (version 7) UUID, as text: 48 bits of Unix time in
     milliseconds, then random bits from the same pool as ``new_id``."""
     pool = _pool
-    at = pool.at
-    if at == _POOL_TEXT:
-        pool.refill()
-        at = 0
-    pool.at = at + 36
+    random = pool.take()
     millisecond = time.time_ns() // 1_000_000
     if millisecond != pool.millisecond:
         pool.millisecond = millisecond
         pool.stamp = f"{millisecond >> 16:08x}-{millisecond & 0xFFFF:04x}-7"
-    return pool.stamp + pool.ids[at + 15 : at + 36]
+    return pool.stamp + random[15:]  # after the version digit: "xxx-Vxxx-xxxxxxxxxxxx"
 
 
 class _Clock:
