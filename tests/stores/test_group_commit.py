@@ -85,9 +85,10 @@ async def test_events_without_a_status_leave_the_task_row_alone(tmp_path: Path) 
     chunks, each its own append when the agent waits between them) do not write it
     again, while a status moves it (a trigger counts the row's updates)."""
     store = SQLStore(sqlite_url(tmp_path))
+    stack = contextlib.ExitStack()  # the counting connection is closed on every path
     try:
         await store.append("t", [StoredEvent(1, _task("t"))])
-        counter = sqlite3.connect(tmp_path / "tasks.db")
+        counter = stack.enter_context(contextlib.closing(sqlite3.connect(tmp_path / "tasks.db")))
         with counter:
             counter.execute("CREATE TABLE updates (n INTEGER)")
             counter.execute("INSERT INTO updates VALUES (0)")
@@ -113,8 +114,8 @@ async def test_events_without_a_status_leave_the_task_row_alone(tmp_path: Path) 
         assert snapshot is not None
         assert snapshot.task.status.state is TaskState.completed
         assert [stored.sequence for stored in await store.events("t")] == [1, 2, 3, 4, 5]
-        counter.close()
     finally:
+        stack.close()
         await store.aclose()
 
 
