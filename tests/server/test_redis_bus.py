@@ -14,7 +14,7 @@ import contextlib
 import logging
 import threading
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
 
@@ -45,6 +45,9 @@ class Cut:
         self._thread.start()
         self._server: asyncio.Server | None = None
         self._writers: set[asyncio.StreamWriter] = set()
+        self._accepted: set[asyncio.BaseTransport] = set()
+        """Every connection accepted, from the moment it is: a pipe task cancelled before
+        it first runs never reaches its ``finally``, so its socket is closed from here."""
 
     async def open(self) -> None:
         await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._open(), self._loop))
@@ -67,9 +70,16 @@ class Cut:
         for pipe in pipes:
             pipe.cancel()
         await asyncio.gather(*pipes, return_exceptions=True)
+        for transport in self._accepted:
+            transport.close()
+        await asyncio.sleep(0)  # close() lets go of the socket on the loop's next turn
 
     async def _open(self) -> None:
-        self._server = await asyncio.start_server(self._pipe, "127.0.0.1", self.port)
+        def accept() -> asyncio.Protocol:
+            return _Accepted(asyncio.StreamReader(), self._pipe, self._accepted)
+
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(accept, "127.0.0.1", self.port)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _cut(self) -> None:
@@ -103,6 +113,24 @@ class Cut:
             for one in (writer, upstream):
                 with contextlib.suppress(ConnectionError, asyncio.CancelledError):
                     await one.wait_closed()
+
+
+class _Accepted(asyncio.StreamReaderProtocol):
+    """``asyncio.start_server``'s protocol, that also records its transport when the
+    connection is made (before the pipe task that serves it starts)."""
+
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        pipe: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+        accepted: set[asyncio.BaseTransport],
+    ) -> None:
+        super().__init__(reader, pipe)
+        self._accepted = accepted
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self._accepted.add(transport)
+        super().connection_made(transport)
 
 
 async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
