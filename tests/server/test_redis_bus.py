@@ -12,9 +12,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import socket
 import threading
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 
 import pytest
 
@@ -34,111 +35,98 @@ REDIS_PORT = 6379
 
 
 class Cut:
-    """A TCP proxy to the local Redis, on a thread and event loop of its own (so it
-    serves while the test's loop waits on a server starting), that can be cut and opened
-    again on its port."""
+    """A TCP proxy to the local Redis that can be cut and opened again on its port, on
+    threads of its own with blocking sockets, so it serves while the test's loop waits
+    on a server starting.
+
+    Not on an event loop: asyncio's accept (CPython 3.11) leaves the socket of a
+    connection reset before it is wrapped unclosed (setting ``TCP_NODELAY`` on it fails,
+    and the error is swallowed), and the garbage collector's ``ResourceWarning`` then
+    fails whichever test runs next. Here every socket is held from the moment
+    ``accept`` returns it, and a cut closes them all."""
 
     def __init__(self) -> None:
         self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._thread.start()
-        self._server: asyncio.Server | None = None
-        self._writers: set[asyncio.StreamWriter] = set()
-        self._accepted: set[asyncio.BaseTransport] = set()
-        """Every connection accepted, from the moment it is: a pipe task cancelled before
-        it first runs never reaches its ``finally``, so its socket is closed from here."""
+        self._lock = threading.Lock()
+        self._listener: socket.socket | None = None
+        self._sockets: set[socket.socket] = set()
+        self._threads: list[threading.Thread] = []
 
     async def open(self) -> None:
-        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._open(), self._loop))
+        listener = socket.socket()
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen()
+        self.port = listener.getsockname()[1]
+        with self._lock:
+            self._listener = listener
+        self._start(self._accept, listener)
 
     async def cut(self) -> None:
-        await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(self._cut(), self._loop))
+        await asyncio.to_thread(self._cut)
 
     def close(self) -> None:
-        """Cut, end every pipe (each closes its sockets), then stop the loop: no socket
-        is left for the garbage collector to find open (a ``ResourceWarning`` in
-        whichever test runs next)."""
-        asyncio.run_coroutine_threadsafe(self._shut(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
+        """Cut, and wait for every thread of the proxy to end."""
+        self._cut()
+        for thread in self._threads:
+            thread.join(10)
 
-    async def _shut(self) -> None:
-        await self._cut()
-        pipes = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-        for pipe in pipes:
-            pipe.cancel()
-        await asyncio.gather(*pipes, return_exceptions=True)
-        for transport in self._accepted:
-            transport.close()
-        await asyncio.sleep(0)  # close() lets go of the socket on the loop's next turn
+    def _cut(self) -> None:
+        with self._lock:
+            listener, self._listener = self._listener, None
+            held, self._sockets = self._sockets, set()
+        for one in (listener, *held) if listener is not None else held:
+            _shut(one)
 
-    async def _open(self) -> None:
-        def accept() -> asyncio.Protocol:
-            return _Accepted(asyncio.StreamReader(), self._pipe, self._accepted)
+    def _start(self, target: Callable[..., None], *args: socket.socket) -> None:
+        thread = threading.Thread(target=target, args=args, daemon=True)
+        self._threads.append(thread)
+        thread.start()
 
-        loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(accept, "127.0.0.1", self.port)
-        self.port = self._server.sockets[0].getsockname()[1]
+    def _hold(self, listener: socket.socket, one: socket.socket) -> bool:
+        """Hold ``one`` until the next cut, unless ``listener`` was cut already."""
+        with self._lock:
+            if self._listener is listener:
+                self._sockets.add(one)
+                return True
+        _shut(one)
+        return False
 
-    async def _cut(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            server.close()
-        writers = list(self._writers)
-        for writer in writers:
-            writer.close()
-        for writer in writers:
-            with contextlib.suppress(ConnectionError):
-                await writer.wait_closed()
-        if server is not None:
-            await server.wait_closed()
-
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self._writers.add(writer)
-        try:
-            upstream_reader, upstream = await asyncio.open_connection("127.0.0.1", REDIS_PORT)
-        except BaseException:
-            self._writers.discard(writer)
-            writer.close()
-            raise
-        self._writers.add(upstream)
-        try:
-            await asyncio.gather(_copy(reader, upstream), _copy(upstream_reader, writer))
-        finally:
-            for one in (writer, upstream):
-                self._writers.discard(one)
-                one.close()
-            for one in (writer, upstream):
-                with contextlib.suppress(ConnectionError, asyncio.CancelledError):
-                    await one.wait_closed()
+    def _accept(self, listener: socket.socket) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:  # the listener was cut
+                return
+            if not self._hold(listener, client):
+                return
+            try:
+                upstream = socket.create_connection(("127.0.0.1", REDIS_PORT), timeout=5)
+            except OSError:
+                _shut(client)
+                continue
+            upstream.settimeout(None)
+            if not self._hold(listener, upstream):
+                _shut(client)
+                return
+            self._start(_pump, client, upstream)
+            self._start(_pump, upstream, client)
 
 
-class _Accepted(asyncio.StreamReaderProtocol):
-    """``asyncio.start_server``'s protocol, that also records its transport when the
-    connection is made (before the pipe task that serves it starts)."""
-
-    def __init__(
-        self,
-        reader: asyncio.StreamReader,
-        pipe: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
-        accepted: set[asyncio.BaseTransport],
-    ) -> None:
-        super().__init__(reader, pipe)
-        self._accepted = accepted
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._accepted.add(transport)
-        super().connection_made(transport)
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    """Copy ``source`` to ``sink`` until either ends; then end both (a cut pipe)."""
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    _shut(source)
+    _shut(sink)
 
 
-async def _copy(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    with contextlib.suppress(ConnectionError):
-        while data := await reader.read(65536):
-            writer.write(data)
-            await writer.drain()
-    writer.close()
+def _shut(one: socket.socket) -> None:
+    """Close ``one``, waking a thread blocked on it first (``close`` alone does not)."""
+    with contextlib.suppress(OSError):
+        one.shutdown(socket.SHUT_RDWR)
+    one.close()
 
 
 @pytest.fixture
