@@ -10,6 +10,8 @@ from datetime import UTC, datetime, timedelta
 
 from parley.server import new_id
 from parley.server._ids import new_ordered_id, now, timestamp
+from parley.stores._protocols import made_times, status_time
+from parley.types import TaskState, TaskStatus
 
 
 def test_new_ids_are_distinct_version_4_uuids() -> None:
@@ -56,6 +58,20 @@ def test_a_timestamp_is_its_moment_in_iso_8601_to_the_microsecond() -> None:
     for moment in moments:
         expected = (epoch + timedelta(microseconds=moment)).isoformat(timespec="microseconds")
         assert timestamp(moment) == expected
+
+
+def test_the_status_time_of_a_timestamp_made_here_is_its_parse() -> None:
+    """The clock keeps the epoch seconds of what it made (``made_times``), so a store
+    filing the status need not parse it: the same float the parse gives, for each."""
+    start = time.time_ns() // 1000
+    stamps = [now() for _ in range(300)]  # more than are kept: the oldest go
+    stamps += [timestamp(moment) for moment in (start, start + 999_999, 1_000_000_123, 7)]
+    assert 0 < len(made_times) <= 256
+    for stamp in stamps:
+        parsed = datetime.fromisoformat(stamp).timestamp()
+        assert made_times.get(stamp, parsed) == parsed
+        assert status_time(TaskStatus(state=TaskState.working, timestamp=stamp)) == parsed
+    assert stamps[-1] in made_times
 
 
 def test_ordered_ids_are_distinct_version_7_uuids_in_the_order_made() -> None:
