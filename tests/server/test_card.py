@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import pytest
 
 from parley.server import CardError, create_app
+from parley.server._card import FORWARDED, request_base
 from parley.types import AgentCard, AgentInterface
 from tests.server.agents import ScriptedAgent, card
 from tests.server.rpc import body, result
@@ -123,3 +126,24 @@ async def test_extended_card_provider_can_refuse_the_caller() -> None:
 async def test_health() -> None:
     response = await fetch(create_app(ScriptedAgent(), card()), "/health")
     assert response.json() == {"status": "ok"}
+
+
+def test_each_request_gets_the_base_it_reached_even_when_bases_are_kept() -> None:
+    """``request_base`` keeps what it made by scheme, Host and mount path: a request that
+    differs in any of them (or names no Host) gets its own."""
+
+    def scope(
+        scheme: str = "http", root: str = "", server: tuple[str, int] = ("10.0.0.1", 80)
+    ) -> dict[str, Any]:
+        return {"scheme": scheme, "root_path": root, "server": server, "headers": []}
+
+    for _ in range(2):  # the second time, from what was kept
+        assert request_base(scope(), {"host": "a.test"}) == "http://a.test"
+        assert request_base(scope(), {"host": "b.test:81"}) == "http://b.test:81"
+        assert request_base(scope("https"), {"host": "a.test"}) == "https://a.test"
+        assert request_base(scope(root="/m"), {"host": "a.test"}) == "http://a.test/m"
+        assert request_base(scope(), {}) == "http://10.0.0.1:80"
+        assert request_base(scope(server=("10.0.0.2", 8)), {}) == "http://10.0.0.2:8"
+        forwarded = {**scope(), FORWARDED: True}
+        proxied = {"host": "a.test", "x-forwarded-host": "c.test"}
+        assert request_base(forwarded, proxied) == "http://c.test"

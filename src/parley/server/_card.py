@@ -238,10 +238,29 @@ def request_base(scope: Mapping[str, Any], headers: Mapping[str, str] | None = N
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
-    scheme = host = None
     if scope.get(FORWARDED):
         scheme = _first(headers.get("x-forwarded-proto"))
         host = _first(headers.get("x-forwarded-host"))
+        return _base(scope, headers, scheme, host)
+    # Every request asks, and nearly all name the same host: made once per form.
+    key = (scope.get("scheme"), headers.get("host"), scope.get("root_path"))
+    base = _bases.get(key)
+    if base is None:
+        base = _base(scope, headers, None, None)
+        if key[1]:  # without a Host header the base is the socket's, not the key's
+            if len(_bases) >= 64:  # the Host header is the client's to choose
+                _bases.clear()
+            _bases[key] = base
+    return base
+
+
+_bases: dict[tuple[Any, str | None, Any], str] = {}
+"""``request_base`` of a request not forwarded, by its scheme, Host header and mount path."""
+
+
+def _base(
+    scope: Mapping[str, Any], headers: Mapping[str, str], scheme: str | None, host: str | None
+) -> str:
     scheme = scheme or scope.get("scheme", "http")
     host = host or _first(headers.get("host"))
     if not host:
