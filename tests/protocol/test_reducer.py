@@ -72,3 +72,25 @@ def test_message_without_task_creates_nothing() -> None:
     reply = Message(message_id="r", role=Role.agent, parts=[TextPart(text="hi")])
     assert apply(None, reply) is None
     assert apply(None, chunk("a")) is None
+
+
+def test_what_the_reducer_sets_counts_as_set() -> None:
+    """The fields ``apply`` fills in are among the task's fields set, as if assigned
+    (``exclude_unset`` dumps keep them), and the status it replaces is replaced."""
+    status = TaskStatus(state=TaskState.working, message=None)
+    update = TaskStatusUpdateEvent(task_id="t", context_id="c", status=status)
+    noted = chunk("a")
+    noted.artifact.metadata = {"k": 1}
+    more = chunk("b", append=True)
+    more.artifact.metadata = {"j": 2}
+    message = Message(message_id="m", role=Role.user, parts=[TextPart(text="hi")])
+    result = apply(apply(apply(apply(task(), update), noted), more), message)
+    assert result is not None
+    assert result.status is status
+    assert {"status", "artifacts", "history"} <= result.model_fields_set
+    assert result.artifacts is not None
+    assert result.artifacts[0].metadata == {"k": 1, "j": 2}
+    assert "metadata" in result.artifacts[0].model_fields_set
+    dumped = result.model_dump(exclude_unset=True)
+    assert [m["messageId"] for m in dumped["history"]] == ["m"]
+    assert dumped["artifacts"][0]["metadata"] == {"k": 1, "j": 2}

@@ -17,7 +17,10 @@ Rules (spec 7.2.2, 7.2.3, and the life of a task in seed 001):
 
 from __future__ import annotations
 
+from typing import Any
+
 from parley.types import (
+    A2AModel,
     Artifact,
     Event,
     Message,
@@ -37,7 +40,7 @@ def apply(task: Task | None, event: Event) -> Task | None:
             previous = task.status.message
             if previous is not None and previous is not event.status.message:
                 add_to_history(task, previous)
-            task.status = event.status
+            task.__dict__["status"] = event.status  # a required field: always among those set
         return task
     if isinstance(event, TaskArtifactUpdateEvent):
         if task is not None:
@@ -58,7 +61,7 @@ def apply(task: Task | None, event: Event) -> Task | None:
 def add_to_history(task: Task, message: Message) -> None:
     """Append ``message`` to the task's history (creating the list if needed)."""
     if task.history is None:
-        task.history = [message]
+        _put(task, "history", [message])
     else:
         task.history.append(message)
 
@@ -67,18 +70,26 @@ def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
     new = event.artifact
     artifacts = task.artifacts
     if artifacts is None:
-        task.artifacts = [_copy_artifact(new)]
+        _put(task, "artifacts", [_copy_artifact(new)])
         return
     for index, existing in enumerate(artifacts):
         if existing.artifact_id == new.artifact_id:
             if event.append:
                 existing.parts.extend(new.parts)
                 if new.metadata:
-                    existing.metadata = {**(existing.metadata or {}), **new.metadata}
+                    _put(existing, "metadata", {**(existing.metadata or {}), **new.metadata})
             else:
                 artifacts[index] = _copy_artifact(new)
             return
     artifacts.append(_copy_artifact(new))
+
+
+def _put(model: A2AModel, name: str, value: Any) -> None:
+    """``model.name = value`` as pydantic's own handler for a field does it, without
+    its ``__setattr__`` finding that handler first (4x the cost; the models validate no
+    assignment). The reducer sets fields two or three times per send."""
+    model.__dict__[name] = value
+    model.__pydantic_fields_set__.add(name)
 
 
 def _copy_artifact(artifact: Artifact) -> Artifact:
