@@ -60,6 +60,31 @@ async def test_each_event_is_one_data_line(http: httpx.AsyncClient) -> None:
         json.loads(data_line[6:])
 
 
+V1_STREAM = {"message": {"messageId": "m-v1", "role": "ROLE_USER", "parts": [{"text": "chunks 2"}]}}
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "headers"),
+    [
+        ("message/stream", stream_params("chunks 2"), None),  # v0.3: the log's wire JSON
+        ("SendStreamingMessage", V1_STREAM, {"A2A-Version": "1.0"}),  # v1.0's fast path
+        ("SendStreamingMessage", {**V1_STREAM, "tenant": "t"}, {"A2A-Version": "1.0"}),
+    ],
+)
+async def test_every_event_answers_the_request_id_as_sent(
+    http: httpx.AsyncClient, method: str, params: dict[str, Any], headers: dict[str, str] | None
+) -> None:
+    """Spec 7.2: each event is a JSON-RPC response with the request's id, whatever the id
+    holds (a "%" in it is no format to the framing)."""
+    request_id = "50%d of %s%%"
+    request = body(method, params, request_id=request_id)
+    async with http.stream("POST", "/", json=request, headers=headers) as response:
+        raw = b"".join([chunk async for chunk in response.aiter_bytes()])
+    answers = [json.loads(line[6:]) for line in raw.split(b"\n") if line.startswith(b"data: ")]
+    assert len(answers) == 5  # the task, working, two chunks, completed
+    assert all(answer["id"] == request_id and "result" in answer for answer in answers)
+
+
 async def test_stream_of_a_direct_reply_is_one_message(http: httpx.AsyncClient) -> None:
     events = await sse(http, "message/stream", stream_params("reply hi"), None)
     assert [answer["result"]["kind"] for _, answer in events] == ["message"]

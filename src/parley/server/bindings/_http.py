@@ -163,14 +163,15 @@ async def stream_sse(
     encode: Callable[[Event], bytes],
     encode_error: Callable[[Exception], bytes],
     error_event: bytes | None = None,
-    wire: Callable[[bytes], bytes] | None = None,
+    around: tuple[bytes, bytes] = (b"", b""),
+    wire: bool = False,
 ) -> None:
-    """Answer with an SSE stream: one ``id:``/``data:`` event per item of ``events``.
+    """Answer with an SSE stream: one ``id:``/``data:`` event per item of ``events``, its
+    data ``encode(event)`` between the two bytes of ``around`` (a JSON-RPC envelope).
 
     Events ready at the same time go out in one write (a ``LogReader`` says which are).
-    ``wire``, when given, makes an event's data from its wire JSON (what ``encode`` would
-    give from the event): the log's events carry that JSON, made once for the store and
-    every stream (``StoredEvent.to_json``).
+    With ``wire``, ``encode`` gives an event's wire JSON, and the log's events carry that
+    JSON, made once for the store and every stream (``StoredEvent.to_json``): it is used.
     Races the stream against the client going away, so a vanished client stops the
     reader (never the agent). An error raised by ``events`` after the stream started is
     sent as a last event, encoded by ``encode_error`` (with ``event: {error_event}`` when
@@ -178,15 +179,18 @@ async def stream_sse(
     """
     await send({"type": "http.response.start", "status": 200, "headers": SSE_HEADERS})
     client = _Client(receive)
+    head, tail = around  # in a format: one per event
+    form = b"id: %%d\ndata: %s%%s%s\n\n" % (head.replace(b"%", b"%%"), tail.replace(b"%", b"%%"))
     try:
         last = b""  # sent with the end of the body, in the same write
         try:
             if isinstance(events, LogReader):
-                last = await _send_batches(send, events, _framer(encode, wire), client)
+                frame = _framer(form, encode, wire)
+                last = await _send_batches(send, events, frame, client)
             else:
                 client.watch()
                 async for sequence, event in events:
-                    await _send_chunk(send, b"id: %d\ndata: %s\n\n" % (sequence, encode(event)))
+                    await _send_chunk(send, form % (sequence, encode(event)))
         except Exception as error:  # the stream has started: the error becomes its last event
             prefix = b"event: %s\n" % error_event if error_event else b""
             last = b"%sdata: %s\n\n" % (prefix, encode_error(error))
@@ -203,12 +207,12 @@ async def stream_sse(
 
 
 def _framer(
-    encode: Callable[[Event], bytes], wire: Callable[[bytes], bytes] | None
+    form: bytes, encode: Callable[[Event], bytes], wire: bool
 ) -> Callable[[StoredEvent], bytes]:
-    """The SSE event of a logged event."""
-    if wire is None:
-        return lambda stored: b"id: %d\ndata: %s\n\n" % (stored.sequence, encode(stored.event))
-    return lambda stored: b"id: %d\ndata: %s\n\n" % (stored.sequence, wire(stored.to_json()))
+    """The SSE event of a logged event (``form``: its sequence and data's JSON go in)."""
+    if wire:
+        return lambda stored: form % (stored.sequence, stored.to_json())
+    return lambda stored: form % (stored.sequence, encode(stored.event))
 
 
 async def _send_batches(

@@ -103,26 +103,10 @@ def _id_json(request_id: Any) -> bytes:
     return data
 
 
-def results(request_id: Any, encode: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
-    """The encoder of a stream's events: each the JSON-RPC success response of
-    ``request_id`` with ``encode(event)`` as its result, the envelope built once."""
-    wrap = wrapped(request_id)
-
-    def encode_event(event: Any) -> bytes:
-        return wrap(encode(event))
-
-    return encode_event
-
-
-def wrapped(request_id: Any) -> Callable[[bytes], bytes]:
-    """The JSON-RPC success response of ``request_id`` around a result's JSON (the
-    envelope built once)."""
-    head = b'{"jsonrpc":"2.0","id":%s,"result":' % _id_json(request_id)
-
-    def wrap(result: bytes) -> bytes:
-        return b"%s%s}" % (head, result)
-
-    return wrap
+def result_envelope(request_id: Any) -> tuple[bytes, bytes]:
+    """The bytes before and after a result's JSON in the JSON-RPC success response of
+    ``request_id``: what each event of a stream is sent in (``stream_sse``'s ``around``)."""
+    return b'{"jsonrpc":"2.0","id":%s,"result":' % _id_json(request_id), b"}"
 
 
 class JSONRPCBinding:
@@ -197,10 +181,16 @@ class JSONRPCBinding:
             def encode_error(problem: Exception) -> bytes:
                 return failure(request_id, as_a2a_error(problem), dialect)
 
-            encode = results(request_id, fast.encode_event)
             # v0.3's event JSON is the wire JSON the log's entries carry, made once
-            wire = wrapped(request_id) if dialect is V0_3 else None
-            await stream_sse(receive, send, result, encode, encode_error, wire=wire)
+            await stream_sse(
+                receive,
+                send,
+                result,
+                fast.encode_event,
+                encode_error,
+                around=result_envelope(request_id),
+                wire=dialect is V0_3,
+            )
         else:
             await send_body(send, 200, envelope(request_id, b"result", fast.encode(result)))
 
@@ -281,7 +271,8 @@ class JSONRPCBinding:
         def encode_error(problem: Exception) -> bytes:
             return failure(request_id, as_a2a_error(problem), dialect)
 
-        await stream_sse(receive, send, events, results(request_id, encode_event), encode_error)
+        around = result_envelope(request_id)
+        await stream_sse(receive, send, events, encode_event, encode_error, around=around)
 
 
 def refusal(error: A2AError, scope: Scope) -> bytes:
