@@ -24,6 +24,7 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from parley.types._events import text_chunk
 
 # The events parley builds for an agent are validated once each, from one dict with only
 # the fields that are set, its status or artifact nested in it: ``Model(**fields)`` costs
@@ -223,6 +224,11 @@ class TaskUpdater:
         metadata: dict[str, Any] | None = None,
     ) -> TaskArtifactUpdateEvent:
         """The event ``add_artifact`` emits (a new artifact id when none is given)."""
+        if isinstance(parts, str) and description is None and metadata is None:
+            artifact_id = artifact_id or new_id()
+            return text_chunk(
+                self.task_id, self.context_id, artifact_id, parts, name, append, last_chunk
+            )
         artifact: dict[str, Any] = {
             "artifact_id": artifact_id or new_id(),
             "parts": [{"kind": "text", "text": parts}] if isinstance(parts, str) else list(parts),
