@@ -213,6 +213,33 @@ async def test_outputs_before_a_failure_are_kept() -> None:
     await handler.aclose()
 
 
+async def test_a_function_that_waits_after_its_last_output_ends_or_fails_there() -> None:
+    # Each way a step that waited can end: with an output, with the function's end, with
+    # its error (``execute`` drives the generator by hand, ``_Held.wait`` past a wait).
+    @agent
+    async def waiting(ctx: AgentContext) -> AsyncIterator[str]:
+        await asyncio.sleep(0)
+        yield "one"
+        await asyncio.sleep(0)
+        yield "two"
+        await asyncio.sleep(0)
+        if ctx.text == "fail":
+            raise ValueError("boom")
+
+    handler = RequestHandler(waiting, card())
+    done = await handler.send_message(params("end"))
+    assert isinstance(done, Task)
+    assert done.status.state is TaskState.completed
+    assert done.artifacts is not None
+    assert [part.text for part in done.artifacts[0].parts] == ["one", "two"]  # type: ignore[union-attr]
+    failed = await handler.send_message(params("fail"))
+    assert isinstance(failed, Task)
+    assert failed.status.state is TaskState.failed
+    assert failed.artifacts is not None
+    assert len(failed.artifacts[0].parts) == 2
+    await handler.aclose()
+
+
 class ManyAtOnceAgent:
     """Emits three events in one ``emit_many``; the second is for another task."""
 

@@ -154,11 +154,22 @@ class FunctionAgent:
             try:
                 result = self.function(ctx)
                 if isinstance(result, types.AsyncGeneratorType):
+                    following = result.__anext__
                     while True:
+                        # ``held.step`` written out: most outputs come without a wait
+                        # (a coroutine less per output)
+                        steps = following().__await__()
                         try:
-                            item = await held.step(result.__anext__())
+                            waiting_on = steps.send(None)
+                        except StopIteration as done:
+                            item = done.value
                         except StopAsyncIteration:
                             break
+                        else:
+                            try:
+                                item = await held.wait(steps, waiting_on)
+                            except StopAsyncIteration:
+                                break
                         if run.output(item):
                             return
                 else:
@@ -210,6 +221,11 @@ class _Held:
             waiting_on = steps.send(None)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+        return await self.wait(steps, waiting_on)
+
+    async def wait(self, steps: Generator[Any, Any, _T], waiting_on: Any) -> _T:
+        """Emit what is held, then go on driving ``steps`` (a step that waits on
+        ``waiting_on``) to its end."""
         try:
             await self.flush()
         except BaseException:
