@@ -102,15 +102,7 @@ class _Clock:
         self.prefix = ""
 
     def now(self) -> str:
-        moment = time.time_ns() // 1000
-        second, micro = divmod(moment, 1_000_000)
-        if second != self.second:
-            self._turn(second)
-        text = self.prefix + _THREE[micro // 1000] + _THREE[micro % 1000] + "+00:00"
-        if len(_made) >= _MADE_KEPT:
-            _made.clear()
-        _made[text] = moment / 1_000_000  # what ``datetime.timestamp()`` gives for it
-        return text
+        return self.timestamp(time.time_ns() // 1000)
 
     def timestamp(self, moment: int) -> str:
         second, micro = divmod(moment, 1_000_000)
@@ -119,7 +111,7 @@ class _Clock:
         text = self.prefix + _THREE[micro // 1000] + _THREE[micro % 1000] + "+00:00"
         if len(_made) >= _MADE_KEPT:
             _made.clear()
-        _made[text] = moment / 1_000_000
+        _made[text] = moment / 1_000_000  # what ``datetime.timestamp()`` gives for it
         return text
 
     def _turn(self, second: int) -> None:
