@@ -39,6 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import profile_send  # noqa: E402
+from parley.server._gc import MIDDLE_THRESHOLD, YOUNG_THRESHOLD  # noqa: E402
 
 
 def _voluntary_switches() -> int:
@@ -224,7 +225,7 @@ async def _run(options: argparse.Namespace, recorder: _Recorder) -> None:
             await profile_send._request(app, profile_send._body(number, options), options.dialect)
         gc.collect()
         gc.freeze()
-        gc.set_threshold(10_000, 10, 10)  # as the server's tune_gc
+        gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_THRESHOLD, 10)  # as the server's tune_gc
         numbers = iter(range(1_000, 1_000 + options.requests))
 
         async def worker() -> None:

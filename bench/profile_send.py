@@ -35,6 +35,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from parley.server._gc import MIDDLE_THRESHOLD, YOUNG_THRESHOLD  # noqa: E402
+
 
 def _body(number: int, options: argparse.Namespace) -> bytes:
     body = _BODIES[options.dialect, options.stream] % (number, number)
@@ -130,7 +132,7 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
             await _request(app, _body(number, options), options.dialect)
         gc.collect()
         gc.freeze()
-        gc.set_threshold(10_000, 10, 10)
+        gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_THRESHOLD, 10)  # as the server's tune_gc
         profiler = cProfile.Profile() if options.profile else None
         numbers = iter(range(1_000, 1_000 + options.requests))
 
