@@ -16,7 +16,7 @@ callbacks can be timed one by one) and reports:
 - ``sql``: store calls that go through SQLAlchemy (aiosqlite's thread) per request.
 
     python bench/loop_stalls.py [--target echo|demo] [--db sqlite] [--requests 3000]
-        [--concurrency 64] [--stream]
+        [--concurrency 64] [--stream [--apart]]
 """
 
 from __future__ import annotations
@@ -255,6 +255,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=3_000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--stream", action="store_true")
+    parser.add_argument("--apart", action="store_true", help="with --stream: a write per chunk")
     parser.add_argument("--dialect", choices=("0.3", "1.0"), default="0.3")
     parser.add_argument("--slowest", type=int, default=8)
     options = parser.parse_args()
