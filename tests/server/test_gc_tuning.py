@@ -55,7 +55,7 @@ def serve_once(tune: bool, preset: tuple[int, int, int] | None = None) -> dict[s
 @pytest.mark.parametrize(
     ("tune", "preset", "threshold", "frozen"),
     [
-        pytest.param(True, None, [10_000, 100, 10], True, id="tuned-by-default"),
+        pytest.param(True, None, [40_000, 100, 10], True, id="tuned-by-default"),
         pytest.param(False, None, [700, 10, 10], False, id="tune_gc-false-leaves-it"),
         pytest.param(True, (2000, 5, 5), [2000, 5, 5], False, id="own-settings-respected"),
     ],
