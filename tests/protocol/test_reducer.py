@@ -94,3 +94,36 @@ def test_what_the_reducer_sets_counts_as_set() -> None:
     dumped = result.model_dump(exclude_unset=True)
     assert [m["messageId"] for m in dumped["history"]] == ["m"]
     assert dumped["artifacts"][0]["metadata"] == {"k": 1, "j": 2}
+
+
+def test_an_artifact_is_kept_as_the_event_brought_it_and_copied_once_to_grow() -> None:
+    """The task holds an event's artifact itself (no copy per event); the first chunk
+    appended to it makes the task's own copy, which the later ones grow in place, and
+    no event's artifact changes: neither an artifact update's nor a ``Task`` event's."""
+    first = chunk("a")
+    result = apply(task(), first)
+    assert result is not None
+    assert result.artifacts is not None
+    assert result.artifacts[0] is first.artifact
+    apply(result, chunk("b", append=True))
+    grown = result.artifacts[0]
+    assert grown is not first.artifact
+    apply(result, chunk("c", append=True))
+    assert result.artifacts[0] is grown
+    assert texts(result) == ["a", "b", "c"]
+    assert [p.text for p in first.artifact.parts] == ["a"]  # type: ignore[union-attr]
+
+    snapshot = Task(
+        id="t",
+        context_id="c",
+        status=TaskStatus(state=TaskState.working),
+        artifacts=[Artifact(artifact_id="a", parts=[TextPart(text="x")])],
+    )
+    folded = apply(None, snapshot)
+    assert folded is not None
+    assert folded.artifacts is not None
+    assert snapshot.artifacts is not None
+    assert folded.artifacts[0] is snapshot.artifacts[0]
+    apply(folded, chunk("y", append=True))
+    assert texts(folded) == ["x", "y"]
+    assert [p.text for p in snapshot.artifacts[0].parts] == ["x"]  # type: ignore[union-attr]

@@ -49,9 +49,7 @@ def apply(task: Task | None, event: Event) -> Task | None:
     if isinstance(event, Task):
         return event.copied(
             history=list(event.history) if event.history else event.history,
-            artifacts=[_copy_artifact(a) for a in event.artifacts]
-            if event.artifacts
-            else event.artifacts,
+            artifacts=list(event.artifacts) if event.artifacts else event.artifacts,
         )
     if isinstance(event, Message) and task is not None:
         add_to_history(task, event)
@@ -70,18 +68,20 @@ def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
     new = event.artifact
     artifacts = task.artifacts
     if artifacts is None:
-        _put(task, "artifacts", [_copy_artifact(new)])
+        _put(task, "artifacts", [new])
         return
     for index, existing in enumerate(artifacts):
         if existing.artifact_id == new.artifact_id:
             if event.append:
+                existing = _own(existing)
+                artifacts[index] = existing
                 existing.parts.extend(new.parts)
                 if new.metadata:
                     _put(existing, "metadata", {**(existing.metadata or {}), **new.metadata})
             else:
-                artifacts[index] = _copy_artifact(new)
+                artifacts[index] = new
             return
-    artifacts.append(_copy_artifact(new))
+    artifacts.append(new)
 
 
 def _put(model: A2AModel, name: str, value: Any) -> None:
@@ -92,6 +92,20 @@ def _put(model: A2AModel, name: str, value: Any) -> None:
     model.__pydantic_fields_set__.add(name)
 
 
-def _copy_artifact(artifact: Artifact) -> Artifact:
-    # A fresh parts list, so a later append does not reach back into the event log.
-    return artifact.copied(parts=list(artifact.parts))
+def _own(artifact: Artifact) -> Artifact:
+    """``artifact`` if the reducer made it, else a copy it makes (its own parts list), to
+    change in place: an artifact the task holds as an event brought it is that event's,
+    and an append must not reach back into the event log. One copy per artifact, not
+    per chunk: a long stream's appends stay linear."""
+    try:
+        _get_owned(artifact)
+    except AttributeError:  # validated or copied elsewhere: not the reducer's own
+        copy = artifact.copied(parts=list(artifact.parts))
+        _set(copy, "_owned", True)
+        return copy
+    return artifact
+
+
+_set = object.__setattr__
+_get_owned = Artifact.__dict__["_owned"].__get__
+"""Set on the copies ``_own`` makes (the slot itself: see ``Task``'s ``_wire``)."""

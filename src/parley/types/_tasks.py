@@ -36,6 +36,9 @@ class TaskStatus(A2AModel):
 
 
 class Artifact(A2AModel):
+    __slots__ = ("_owned",)
+    """Set on the copies the reducer changes in place (``parley.protocol._reducer``)."""
+
     artifact_id: str
     parts: list[Part] = Field(min_length=1)
     name: str | None = None
