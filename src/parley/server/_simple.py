@@ -295,6 +295,9 @@ class _Run:
         ctx = self.ctx
         updater = ctx.updater
         held = self.held.held
+        if type(item) is str:  # the usual output, first: the checks below are ABC's
+            self.start()
+            return self._chunk(item)
         if isinstance(item, Message):
             if not ctx._working and self.artifact_id is None and ctx.task is None:
                 # A direct reply: no task exists, so the message names only the context.
@@ -319,15 +322,19 @@ class _Run:
                 )
             )  # fmt: skip
             return False
+        return self._chunk(_parts(item))
+
+    def _chunk(self, parts: str | list[Part]) -> bool:
+        """Hold the event of a chunk of the response artifact."""
         first = self.artifact_id is None
-        event = updater._artifact_update(
-            _parts(item),
+        event = self.ctx.updater._artifact_update(
+            parts,
             self.artifact_id,
             self.artifact_name if first else None,
             append=None if first else True,
         )
         self.artifact_id = event.artifact.artifact_id
-        held.append(event)
+        self.held.held.append(event)
         return False
 
 
@@ -336,7 +343,8 @@ def _ids(ctx: AgentContext) -> dict[str, Any]:
 
 
 def _parts(item: str | Part | Sequence[Part]) -> str | list[Part]:
-    """The parts of a chunk; text as it is (its part is made with its event)."""
+    """The parts of a chunk; text as it is (its part is made with its event: a ``str``
+    of a subclass comes here)."""
     if isinstance(item, str):
         return item
     if isinstance(item, TextPart | FilePart | DataPart):
