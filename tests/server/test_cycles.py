@@ -14,6 +14,12 @@ import subprocess
 import sys
 import textwrap
 
+import httpx
+
+from parley.server import create_app
+from tests.server.agents import ScriptedAgent, card
+from tests.server.rpc import body, user_message
+
 SCRIPT = """
 import asyncio, gc, json
 import httpx
@@ -60,3 +66,18 @@ def test_a_finished_run_leaves_no_cycle_holding_its_task() -> None:
         timeout=120,
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
+
+
+async def test_a_finished_run_is_let_go_by_the_time_its_send_is_answered() -> None:
+    """The registry keeps a run's asyncio task while it runs (the loop holds only a weak
+    reference) and lets go of it in the run's last step, not in a done callback one
+    loop turn later: a blocking send's answer finds none of its runs kept."""
+    app = create_app(ScriptedAgent(), card(), tune_gc=False)
+    runs = app.handler.runs
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent") as client:
+        for text in ("chunks 3", "hello"):
+            params = {"message": user_message(text)}
+            answer = await client.post("/", json=body("message/send", params))
+            assert answer.json()["result"]["status"]["state"] == "completed"
+            assert runs._background == set()

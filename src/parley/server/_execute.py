@@ -74,6 +74,7 @@ async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
                 await turn.give_up_lease()
         finally:
             turn.end()
+            runs.ran(turn)
             runs.let_go(live)
             if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
                 live.last_turn = None

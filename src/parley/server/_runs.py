@@ -442,8 +442,12 @@ class TaskRuns:
             run_turn(self, live, turn, context), name=f"parley-run-{live.task_id}"
         )  # the loop's own: asyncio.create_task is one more call around it
         turn.run = run
-        self._background.add(run)
-        run.add_done_callback(self._background.discard)
+        self._background.add(run)  # kept until ``ran`` (a done callback costs a loop turn)
+
+    def ran(self, turn: Turn) -> None:
+        """``turn``'s run is ending (``run_turn``'s last step): no longer kept."""
+        if turn.run is not None:
+            self._background.discard(turn.run)
 
     async def finish(self, live: LiveTask, state: TaskState, reason: str) -> None:
         """Record a final status the agent did not emit (failure, forced cancel)."""
@@ -462,6 +466,7 @@ class TaskRuns:
         for run in runs:
             run.cancel()
         await asyncio.gather(*runs, return_exceptions=True)
+        self._background.difference_update(runs)  # one canceled before it began never ``ran``
         for live in list(self.live.values()):
             live.log.close()
         self.live.clear()
