@@ -276,7 +276,7 @@ class TaskRuns:
         published on their own (and so refused: the turn has ended).
         """
         first = events[0]
-        if live.task is None and not isinstance(first, _MADE):
+        if live.task is None and type(first) is not Task and not isinstance(first, _MADE):
             await self.publish_many(live, (self._new_task(live),), turn)
         gate = live.publishing
         if not gate.try_take():

@@ -51,9 +51,15 @@ from parley.stores._protocols import (
     status_time,
 )
 from parley.stores._replay import replay
-from parley.types import Message, Task, TaskState, TaskStatusUpdateEvent
+from parley.types import (
+    Message,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatusUpdateEvent,
+)
 
-_STATUS_EVENTS = (Task, TaskStatusUpdateEvent)
+_STATUS_EVENTS = (TaskStatusUpdateEvent, Task)
 
 
 @dataclass(slots=True)
@@ -92,7 +98,8 @@ def _moves(
     context_id = ""
     for stored in events:
         event = stored.event
-        if isinstance(event, _STATUS_EVENTS):
+        # an artifact first: a model class's isinstance that fails is ABCMeta's, slow
+        if type(event) is not TaskArtifactUpdateEvent and isinstance(event, _STATUS_EVENTS):
             status = event.status
             if status.state is not state or status.timestamp != stamp:
                 when = status_time(status)
