@@ -150,6 +150,15 @@ def _cases() -> dict[str, tuple[str, str, list[Event]]]:
                 _status(t, c, TaskState.completed),
             ],
         ),
+        "more events than the sequence numbers kept as text": (
+            t,
+            c,
+            [
+                _start(t, c, [asked]),
+                *(_artifact(t, c, TextPart(text=f"{n}"), append=n > 0) for n in range(70)),
+                _status(t, c, TaskState.completed),
+            ],
+        ),
     }
 
 
