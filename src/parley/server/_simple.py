@@ -292,12 +292,12 @@ class _Run:
 
     def output(self, item: Output) -> bool:
         """Hold the events of one output; True when it ended the run."""
-        ctx = self.ctx
-        updater = ctx.updater
-        held = self.held.held
         if type(item) is str:  # the usual output, first: the checks below are ABC's
             self.start()
             return self._chunk(item)
+        ctx = self.ctx
+        updater = ctx.updater
+        held = self.held.held
         if isinstance(item, Message):
             if not ctx._working and self.artifact_id is None and ctx.task is None:
                 # A direct reply: no task exists, so the message names only the context.
