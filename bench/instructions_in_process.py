@@ -71,7 +71,8 @@ def inside(options: argparse.Namespace) -> None:
     app = loop.run_until_complete(set_up())
     gc.collect()
     gc.freeze()
-    gc.set_threshold(10_000, 10, 10)
+    young = getattr(profile_send, "YOUNG_THRESHOLD", 10_000)  # as that tree's profile_send
+    gc.set_threshold(young, getattr(profile_send, "MIDDLE_THRESHOLD", 10), 10)
     numbers = iter(range(1_000, 1_000 + options.requests))
 
     async def worker() -> None:
