@@ -9,6 +9,8 @@ compare a change against the one before it:
 - ``--profile``: cProfile of the loop, the top functions by own time;
 - ``--round-trips`` (PostgreSQL): asyncpg calls that wait for the server, and new
   connections, per request;
+- ``--pg-cpu`` (PostgreSQL on this machine): the user and system CPU time of the
+  database's PostgreSQL backends per request (the other side of each round trip);
 - under ``valgrind --tool=callgrind`` (see ``--help`` of ``scripts/bench``'s ``--profile``
   notes in bench/README.md), instruction counts, which do not move with machine load.
 
@@ -141,6 +143,7 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
                 await _request(app, _body(number, options), options.dialect)
 
         counted = _count_round_trips() if options.round_trips else None
+        backends = await _backend_cpu(options.db) if options.pg_cpu else {}
         cpu, wall = time.process_time(), time.perf_counter()
         if profiler is not None:
             profiler.enable()
@@ -149,6 +152,11 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
             profiler.disable()
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
         counts = dict(counted) if counted is not None else {}
+        if options.pg_cpu:
+            after = await _backend_cpu(options.db)
+            for n, name in enumerate(("pg_user_us", "pg_system_us")):
+                spent = sum(used[n] - backends.get(pid, (0, 0))[n] for pid, used in after.items())
+                counts[name] = round(spent * 1e6)
     finally:
         await lifespan.aclose()
         close = getattr(store, "aclose", None)
@@ -171,6 +179,37 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
         "wall_us_per_request": round(wall / options.requests * 1e6, 1),
         **{f"{name}_per_request": round(n / options.requests, 2) for name, n in counts.items()},
     }
+
+
+async def _backend_cpu(db: str) -> dict[int, tuple[float, float]]:
+    """CPU seconds (user, system) each PostgreSQL backend of the database ``db`` has
+    used so far (PostgreSQL on this machine), but this query's own. PostgreSQL's shared
+    processes (WAL writer, checkpointer) are left out."""
+    import asyncpg
+
+    url = db.replace("postgresql+asyncpg://", "postgresql://")
+    connection = await asyncpg.connect(url)
+    try:
+        rows = await connection.fetch(
+            "SELECT pid FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+    finally:
+        await connection.close()
+    return _cpu_of([row[0] for row in rows])
+
+
+def _cpu_of(pids: list[int]) -> dict[int, tuple[float, float]]:
+    """User and system CPU seconds of each process still there, from ``/proc``."""
+    used = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # ended meanwhile
+        used[pid] = (int(fields[11]) / tick, int(fields[12]) / tick)
+    return used
 
 
 def _count_round_trips() -> dict[str, int]:
@@ -215,6 +254,9 @@ def main() -> None:
     )
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--round-trips", action="store_true", help="count asyncpg's calls")
+    parser.add_argument(
+        "--pg-cpu", action="store_true", help="CPU of the database's PostgreSQL backends"
+    )
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--dump", help="write the cProfile stats to this file")
     parser.add_argument("--sort", default="tottime", help="pstats order: tottime, cumulative")
