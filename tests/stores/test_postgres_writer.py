@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
 from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
-from parley.stores.sql import PostgresBus, SQLStore
+from parley.stores.sql import SQLStore
 from parley.stores.sql._group import AppendWrite, SaveWrite
 from parley.stores.sql._pg_batch import one_statement
 from parley.stores.sql._pg_writer import _commit
@@ -312,47 +312,6 @@ async def test_a_task_moves_between_processes_and_back(
     finally:
         await here.handler.aclose()
         await there.handler.aclose()
-
-
-async def test_the_bus_delivers_every_note_sent_at_once() -> None:
-    """Notes queued together go out in one statement (those queued while it is sent,
-    in the next); every other process listening hears each, in order, and the sender
-    does not hear its own."""
-    async with postgres_engines(2) as (first, second):
-        sender, listener = (
-            PostgresBus(first, "parley_test_notes"),
-            PostgresBus(second, "parley_test_notes"),
-        )
-        heard: list[str] = []
-        everything = asyncio.Event()
-        own: list[str] = []
-        answered = asyncio.Event()
-
-        def receive(note: str) -> None:
-            heard.append(note)
-            if len(heard) == 200:
-                everything.set()
-
-        def receive_own(note: str) -> None:
-            own.append(note)
-            answered.set()
-
-        await listener.start(receive)
-        await sender.start(receive_own)
-        try:
-            for number in range(200):
-                await sender.send(f"e {number} t{number % 7}")
-                if number % 10 == 0:
-                    await asyncio.sleep(0.001)  # some notes queue while others go out
-            await asyncio.wait_for(everything.wait(), timeout=30)
-            # committed after the sender's notes, so heard after them (were they heard)
-            await listener.send("c answer")
-            await asyncio.wait_for(answered.wait(), timeout=30)
-        finally:
-            await sender.aclose()
-            await listener.aclose()
-        assert heard == [f"e {number} t{number % 7}" for number in range(200)]
-        assert own == ["c answer"]
 
 
 async def test_new_tasks_on_two_processes_at_once_each_take_one_lease(

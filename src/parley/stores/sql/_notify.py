@@ -11,12 +11,26 @@ everything), since notes may have been missed meanwhile.
 A process's own notes come back to it too: the listener drops those sent from its own
 sending connection (PostgreSQL tags each note with the server process that sent it), so
 the process that sent a note does not parse it and look its task up again.
+
+Notes go out only while another process listens: a process alone on its database (the
+common case) sends none, which spares a transaction, a round trip and PostgreSQL's
+work for each batch of notes. PostgreSQL does not say who listens on a channel, so the
+buses tell each other, by their ids: ``h <id>`` ("hello", when a bus starts listening,
+again after listening anew, and after a note could not be sent) is answered by every
+other bus with ``a <id>``; a bus answered by one it did not know answers it back once;
+``b <id>`` ("bye") when a bus closes. A bus that hears a hello or an answer counts its
+sender as a peer and tells its receiver ``"*"`` (catch up on everything): the sender
+may have kept notes back before it knew of this bus, and said so only after, so after
+any note it kept back, whose events were stored before; catching up then reads them
+all. A peer that ends without its bye (a crash) stays counted: notes keep going out,
+which costs time, never a note.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -26,6 +40,7 @@ logger = logging.getLogger("parley.server")
 
 CHANNEL = "parley_events"
 _RETRY = 1.0
+_GREETINGS = ("h ", "a ", "b ")
 _NOTIFY = "SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note"
 
 
@@ -41,6 +56,18 @@ class PostgresBus:
         self._sender: asyncio.Task[None] | None = None
         self._sending_pid = 0
         """The server process of the sending connection: notes from it are our own."""
+        self._id = uuid.uuid4().hex
+        """This bus's name in its hello and bye."""
+        self._peers: set[str] = set()
+        """The other buses heard from (by their hello or answer), not gone (by a bye)."""
+        self._again: asyncio.TimerHandle | None = None
+        """A hello to send again: one could not be sent."""
+
+    @property
+    def peers(self) -> int:
+        """How many other processes' buses listen, as far as this one has heard: notes
+        are sent only when there is one."""
+        return len(self._peers)
 
     async def start(self, receive: Callable[[str], None]) -> None:
         ready = asyncio.get_running_loop().create_future()
@@ -49,7 +76,14 @@ class PostgresBus:
 
     async def _listen(self, receive: Callable[[str], None], ready: asyncio.Future[None]) -> None:
         def heard(connection: Any, pid: int, channel: str, payload: str) -> None:
-            if pid != self._sending_pid:
+            if pid == self._sending_pid:
+                return
+            kind, _, peer = payload.partition(" ")
+            if kind in ("h", "a"):
+                self._met(peer, kind == "h", receive)
+            elif kind == "b":
+                self._peers.discard(peer)
+            else:
                 receive(payload)
 
         while True:
@@ -58,6 +92,7 @@ class PostgresBus:
                     raw = await connection.get_raw_connection()
                     driver: Any = raw.driver_connection
                     await driver.add_listener(self._channel, heard)
+                    self._hello()
                     if ready.done():
                         receive("*")  # back after a drop: notes may have been missed
                     else:
@@ -75,8 +110,28 @@ class PostgresBus:
                 )
             await asyncio.sleep(_RETRY)
 
+    def _met(self, peer: str, hello: bool, receive: Callable[[str], None]) -> None:
+        """``peer`` listens (and may have kept notes back before it knew of this bus);
+        answer its hello, or its answer when it was not known (it may not know this
+        bus: its hello before this bus listened)."""
+        if hello or peer not in self._peers:
+            self._peers.add(peer)
+            self._queue(f"a {self._id}")
+        receive("*")
+
     async def send(self, note: str) -> None:
-        """Queue ``note``; the sender task sends it with the others queued meanwhile."""
+        """Queue ``note`` if another process listens; the sender task sends it with
+        the others queued meanwhile."""
+        if self._peers:
+            self._queue(note)
+
+    def _hello(self) -> None:
+        if self._again is not None:
+            self._again.cancel()
+            self._again = None
+        self._queue(f"h {self._id}")
+
+    def _queue(self, note: str) -> None:
         self._queued.append(note)
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send_queued(), name="parley-bus-send")
@@ -93,12 +148,19 @@ class PostgresBus:
                 await driver.execute(_NOTIFY, self._channel, notes)
             except Exception:
                 logger.exception("event bus: could not send %d notes", len(notes))
+                if any(note[:2] in _GREETINGS for note in notes) and self._again is None:
+                    # who listens is learnt again from the answers to a hello
+                    self._again = asyncio.get_running_loop().call_later(_RETRY, self._hello)
                 sending, self._sending = self._sending, None
                 if sending is not None:
                     await sending.invalidate()
                     await sending.close()
 
     async def aclose(self) -> None:
+        if self._again is not None:
+            self._again.cancel()
+        if self._peers:
+            self._queue(f"b {self._id}")
         sender = self._sender
         if sender is not None and not sender.done():  # the last notes, not cut in half
             await asyncio.wait([sender], timeout=2)
