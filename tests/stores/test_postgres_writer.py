@@ -247,6 +247,52 @@ async def test_a_batch_of_new_tasks_is_one_statement_that_fails_alone(
     assert [stored.sequence for stored in await store.events("again")] == [1]
 
 
+_PARTS = ("events", "saves", "touches")
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [(e, s, t) for e in (False, True) for s in (False, True) for t in (False, True)][1:],
+    ids=lambda parts: "+".join(n for n, on in zip(_PARTS, parts, strict=True) if on),
+)
+async def test_a_one_statement_batch_leaves_out_the_parts_without_rows(
+    stores: tuple[SQLStore, SQLStore], parts: tuple[bool, bool, bool]
+) -> None:
+    """Whichever of events (a chunk after stored events: no touch), snapshots and
+    touches (a first event) a batch has, each lands, with the new lease an append
+    carries: the statement has only the parts with rows, its parameters numbered to
+    match."""
+    store, _ = stores
+    await store.append("chunked", [StoredEvent(1, _task("chunked"))])
+    events, saves, touches = parts
+    writes: list[Any] = []
+    if events:
+        chunk = [StoredEvent(2, _chunk("chunked", "x"))]
+        touch = _touch_values("chunked", chunk, None)
+        writes.append(AppendWrite("chunked", chunk, touch, _new_lease("chunked")))
+    if saves:
+        done = Task(id="saved", context_id="c", status=TaskStatus(state=TaskState.completed))
+        writes.append(SaveWrite(_save_values(done, 0, None)))
+    if touches:
+        first = [StoredEvent(1, _task("touched"))]
+        touch = _touch_values("touched", first, None)
+        writes.append(AppendWrite("touched", first, touch, _new_lease("touched")))
+    assert one_statement(writes)
+    futures = [asyncio.get_running_loop().create_future() for _ in writes]
+    async with store.engine.connect() as connection:
+        raw = (await connection.get_raw_connection()).driver_connection
+        await _commit(raw, list(zip(writes, futures, strict=True)))
+    assert await asyncio.gather(*futures) == [None] * len(writes)
+    assert len(await store.events("chunked")) == (2 if events else 1)
+    assert (await store.get_lease("chunked") is not None) == events
+    assert (await store.get("saved") is not None) == saves
+    assert [e.sequence for e in await store.events("touched")] == ([1] if touches else [])
+    assert (await store.get_lease("touched") is not None) == touches
+    async with store.engine.connect() as connection:
+        found = await connection.execute(select(tasks.c.state).where(tasks.c.id == "touched"))
+        assert found.scalar_one_or_none() == (TaskState.working.value if touches else None)
+
+
 @agent
 async def asks(ctx: AgentContext) -> AsyncIterator[str | InputRequired]:
     """Each message: an artifact saying what was heard, then a question."""

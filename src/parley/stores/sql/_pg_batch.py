@@ -5,7 +5,7 @@ Theory of operation
 The batch of a busy server is mostly the first (and often only) write of new tasks: a
 new lease, the events, the snapshot. Written as a transaction, that is ``BEGIN``, a
 statement per kind and ``COMMIT``: five round trips, each a wait for the server and a
-wake-up of the event loop. ``WRITE_BATCH`` does it all in one statement, whose
+wake-up of the event loop. ``write_batch`` does it all in one statement, whose
 data-modifying ``WITH`` parts PostgreSQL runs as one: a statement outside a transaction
 block is its own transaction, so the batch is still written whole or not at all.
 
@@ -22,6 +22,7 @@ written: the result each caller would get with its write alone.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -56,26 +57,33 @@ def _of_arrays(statement: str, first: int) -> str:
     return f"{head} SELECT * FROM unnest({arrays}) AS x({names}) WHERE {_KEPT}{tail}"
 
 
-_EVENT_COLUMNS = len(PG_INSERT_EVENT.names)
-_SAVE_COLUMNS = len(PG_SAVE.names)
-_FIRST_SAVE = 5 + _EVENT_COLUMNS
-_FIRST_TOUCH = _FIRST_SAVE + _SAVE_COLUMNS
+_PARTS = (("logged", PG_INSERT_EVENT), ("saved", PG_SAVE), ("touched", PG_TOUCH))
+"""The parts after the new leases (``$1``-``$4``): events, snapshots, touches."""
 
-WRITE_BATCH = f"""
-WITH new_leases AS ({PG_NEW_LEASES}),
-logged AS ({_of_arrays(PG_INSERT_EVENT.sql, 5)}),
-saved AS ({_of_arrays(PG_SAVE.sql, _FIRST_SAVE)}),
-touched AS ({_of_arrays(PG_TOUCH.sql, _FIRST_TOUCH)})
-SELECT task_id FROM new_leases
-"""
-"""Store new leases (``$1``-``$4``), events, snapshots and touches; returns the new
-leases stored."""
+
+@functools.cache
+def write_batch(parts: tuple[bool, bool, bool]) -> str:
+    """The statement that stores new leases (``$1``-``$4``) and the ``_PARTS`` that
+    ``parts`` says the batch has rows for, their columns' arrays from ``$5`` on, in
+    that order; returns the new leases stored. A part without rows is left out rather
+    than given empty arrays: each array is a parameter that asyncpg checks and encodes
+    and PostgreSQL decodes, each part an insert that PostgreSQL sets up and runs, for
+    nothing (an echo's batch touches no task row). Each combination is one text, so
+    asyncpg prepares it once per connection."""
+    steps = [f"new_leases AS ({PG_NEW_LEASES})"]
+    first = 5
+    for (name, statement), present in zip(_PARTS, parts, strict=True):
+        if present:
+            steps.append(f"{name} AS ({_of_arrays(statement.sql, first)})")
+            first += len(statement.names)
+    return "WITH " + ",\n".join(steps) + "\nSELECT task_id FROM new_leases"
+
 
 Write = AppendWrite | SaveWrite | LeaseWrite
 
 
 def one_statement(writes: Sequence[Write]) -> bool:
-    """Whether ``WRITE_BATCH`` can write the batch: no lease to take or check, and
+    """Whether ``write_batch`` can write the batch: no lease to take or check, and
     each task once."""
     seen = set()
     for write in writes:
@@ -115,11 +123,11 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
         elif write.events and write.moves_row():
             touched.append(write.touch)
     rows = await raw.fetch(
-        WRITE_BATCH,
+        write_batch((bool(logged), bool(saved), bool(touched))),
         *_columns(held, 4),
-        *_columns(logged, _EVENT_COLUMNS),
-        *_columns([PG_SAVE.parameters(values) for values in saved], _SAVE_COLUMNS),
-        *_columns([PG_TOUCH.parameters(values) for values in touched], len(PG_TOUCH.names)),
+        *(_columns(logged) if logged else ()),
+        *(_columns([PG_SAVE.parameters(values) for values in saved]) if saved else ()),
+        *(_columns([PG_TOUCH.parameters(values) for values in touched]) if touched else ()),
     )
     if len(rows) == len(held):
         return {}
@@ -133,7 +141,7 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
     }
 
 
-def _columns(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+def _columns(rows: list[tuple[Any, ...]], width: int = 0) -> list[list[Any]]:
     """Rows as columns (``unnest``'s arrays); ``width`` empty ones for no rows."""
     if not rows:
         return [[] for _ in range(width)]
