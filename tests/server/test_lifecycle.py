@@ -18,6 +18,16 @@ import httpx
 import pytest
 
 from parley.demo import create_demo_app
+from parley.protocol import InvalidParamsError
+from parley.types import (
+    Message,
+    MessageSendConfiguration,
+    MessageSendParams,
+    Role,
+    TaskIdParams,
+    TaskState,
+    TextPart,
+)
 from tests.servers import running
 from tests.stores.databases import STORES, served_store
 
@@ -138,6 +148,52 @@ def test_concurrent_cancels_both_answer_canceled(kind: str, tmp_path: Path) -> N
             live = dict(app.handler.runs.live)
     assert [r.get("result", r)["status"]["state"] for r in replies] == ["canceled"] * 4
     assert live == {}
+
+
+@pytest.mark.parametrize("kind", STORES)
+def test_a_cancel_before_the_answers_run_began_lets_the_task_go(kind: str, tmp_path: Path) -> None:
+    """An answer and a cancel of an ``input-required`` task at once: the cancel may end
+    the answer's run before its first step (the two are ordered within one turn of the
+    loop, so this one drives the handler in process). The run is not canceled then but
+    ended, and lets the task go; canceled before it began, it never did, and the task
+    stayed in the registry, its run among the background tasks."""
+
+    async def race(app: Any) -> tuple[list[Any], dict[str, Any], int]:
+        handler = app.handler
+        async with app.lifespan():
+            asked = await handler.send_message(MessageSendParams(message=_user("book a flight")))
+            assert asked.status.state == TaskState.input_required
+            answer = MessageSendParams(
+                message=_user("to Paris", task_id=asked.id, context_id=asked.context_id),
+                configuration=MessageSendConfiguration(blocking=False),
+            )
+            replies = await asyncio.gather(
+                handler.send_message(answer),
+                handler.cancel_task(TaskIdParams(id=asked.id)),
+                return_exceptions=True,
+            )
+            for _ in range(50):  # the run, if it began, ends within a few turns
+                if not handler.runs.live:
+                    break
+                await asyncio.sleep(0.01)
+            states = [getattr(reply, "status", reply) for reply in replies]
+            return states, dict(handler.runs.live), len(handler.runs._background)
+
+    with _serve(kind, tmp_path) as store:
+        (answered, canceled), live, background = asyncio.run(
+            race(create_demo_app(task_store=store))
+        )
+    assert canceled.state == TaskState.canceled
+    # taken, then canceled (the memory store: the race); or refused, the cancel first
+    assert isinstance(answered, InvalidParamsError) or answered.state == TaskState.canceled
+    assert live == {}
+    assert background == 0
+
+
+def _user(text: str, **fields: Any) -> Message:
+    return Message(
+        role=Role.user, message_id=f"lifecycle-{next(_ids)}", parts=[TextPart(text=text)], **fields
+    )
 
 
 @pytest.mark.parametrize("kind", STORES)

@@ -115,7 +115,10 @@ class Cancels:
             metadata=metadata,
             call=call,
         )
-        run = live.turn.run if live.turn is not None else None
+        turn = live.turn
+        run = turn.run if turn is not None else None
+        if run is asyncio.current_task():  # not the run canceling itself
+            turn = run = None
         try:
             await self.agent.cancel(context, RunSink(self.runs, live))
         except A2AError:
@@ -123,8 +126,8 @@ class Cancels:
         except Exception:
             logger.exception("agent failed to cancel task %s", live.task_id)
         await self.runs.finish(live, TaskState.canceled, CANCELED)
-        if run is not None and not run.done() and run is not asyncio.current_task():
-            run.cancel()
+        if turn is not None and run is not None and not run.done():
+            turn.stop()
             await asyncio.wait([run])
 
     async def _cancel_elsewhere(

@@ -63,7 +63,10 @@ class RunSink:
 
 async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestContext) -> None:
     """Run the agent for ``context`` in ``turn``, holding ``live`` (let go at the end)."""
+    turn.began = True
     try:
+        if turn.ended:  # stopped before it began (``Turn.stop``): nothing to run
+            return
         if runs.owners is not None and turn.lease is None:
             # a new task's lease: stored with its first events (``Lease.new``)
             turn.lease = runs.owners.promise(live.task_id)

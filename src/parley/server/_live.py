@@ -88,14 +88,29 @@ class Turn:
     shared store, also the task's lease. As an async context manager it gives both
     back on exit, the lease first."""
 
-    __slots__ = ("_live", "_owners", "ended", "lease", "run")
+    __slots__ = ("_live", "_owners", "began", "ended", "lease", "run")
 
     def __init__(self, live: LiveTask, owners: Ownership | None = None) -> None:
         self._live: LiveTask | None = live
         self._owners = owners
         self.ended = False
         self.run: asyncio.Task[None] | None = None
+        self.began = False
+        """Whether ``run`` has taken its first step (``run_turn`` sets it)."""
         self.lease: Lease | None = None
+
+    def stop(self) -> None:
+        """Cancel the run, from outside it. One that has not begun is ended instead: an
+        asyncio task canceled before its first step never runs ``run_turn``'s
+        ``finally``, so its slot and its task would stay held; ended, it begins, finds
+        its turn over, and lets go."""
+        run = self.run
+        if run is None or run.done() or run is asyncio.current_task():
+            return
+        if self.began:
+            run.cancel()
+        else:
+            self.end()
 
     def end(self) -> None:
         """Free the slot (idempotent)."""

@@ -402,8 +402,8 @@ class TaskRuns:
         if turn is not None:
             turn.lease = None
         self._break(live, MOVED)
-        if turn is not None and turn.run is not None and turn.run is not asyncio.current_task():
-            turn.run.cancel()
+        if turn is not None:
+            turn.stop()
 
     async def store_failed(self, live: LiveTask, sequence: int) -> None:
         logger.exception("could not store an event of task %s", live.task_id)
