@@ -127,3 +127,19 @@ def test_an_artifact_is_kept_as_the_event_brought_it_and_copied_once_to_grow() -
     apply(folded, chunk("y", append=True))
     assert texts(folded) == ["x", "y"]
     assert [p.text for p in snapshot.artifacts[0].parts] == ["x"]  # type: ignore[union-attr]
+
+
+def test_an_artifact_a_task_grew_and_an_agent_emits_again_is_not_grown_in_the_event() -> None:
+    """An agent emitting its ``context.task`` (a shallow copy of the live task) hands
+    the reducer the artifact the task grows in place: the task a ``Task`` event makes
+    copies it, so a later chunk leaves the emitted event as it was."""
+    result = apply(task(), chunk("a"))
+    assert result is not None
+    apply(result, chunk("b", append=True))  # the task's own copy now, grown in place
+    again = result.copied()
+    folded = apply(result, again)
+    assert folded is not None
+    apply(folded, chunk("c", append=True))
+    assert texts(folded) == ["a", "b", "c"]
+    assert again.artifacts is not None
+    assert [p.text for p in again.artifacts[0].parts] == ["a", "b"]  # type: ignore[union-attr]

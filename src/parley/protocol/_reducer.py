@@ -62,10 +62,16 @@ def apply(task: Task | None, event: Event) -> Task | None:
 
 
 def _copy_task(event: Task) -> Task:
-    """The task a ``Task`` event makes: its own lists, which later events grow."""
+    """The task a ``Task`` event makes: its own lists, which later events grow. An
+    artifact the event has from an earlier task's (an agent emitting its
+    ``context.task``) was that task's own, grown in place; the new task has it copied,
+    so that growing it does not reach back into the event."""
+    artifacts = event.artifacts
+    if artifacts:
+        artifacts = [_shared(artifact) if _owned(artifact) else artifact for artifact in artifacts]
     return event.copied(
         history=list(event.history) if event.history else event.history,
-        artifacts=list(event.artifacts) if event.artifacts else event.artifacts,
+        artifacts=artifacts,
     )
 
 
@@ -110,13 +116,25 @@ def _own(artifact: Artifact) -> Artifact:
     change in place: an artifact the task holds as an event brought it is that event's,
     and an append must not reach back into the event log. One copy per artifact, not
     per chunk: a long stream's appends stay linear."""
+    if _owned(artifact):
+        return artifact
+    copy = _shared(artifact)
+    _set(copy, "_owned", True)
+    return copy
+
+
+def _owned(artifact: Artifact) -> bool:
+    """Whether ``_own`` made ``artifact`` (a task's own, which it grows in place)."""
     try:
         _get_owned(artifact)
     except AttributeError:  # validated or copied elsewhere: not the reducer's own
-        copy = artifact.copied(parts=list(artifact.parts))
-        _set(copy, "_owned", True)
-        return copy
-    return artifact
+        return False
+    return True
+
+
+def _shared(artifact: Artifact) -> Artifact:
+    """A copy of ``artifact`` with its own parts list, not marked as a task's own."""
+    return artifact.copied(parts=list(artifact.parts))
 
 
 _set = object.__setattr__
