@@ -88,7 +88,7 @@ class ScriptedAgent:
         else:
             texts = [m.parts[0].text for m in context.history if m.role == "user"]  # type: ignore[union-attr]
             await updater.add_artifact(
-                " | ".join([*texts[:-1], rest or text]) if context.task else (rest or text)
+                " | ".join([*texts, rest or text]) if context.task else (rest or text)
             )
         await updater.complete()
 

@@ -280,3 +280,48 @@ async def test_emit_many_stores_the_events_before_one_that_does_not_fit() -> Non
     assert [stored.sequence for stored in logged] == [1, 2, 3]
     assert [stored.event.kind for stored in logged] == ["task", "status-update", "status-update"]
     await handler.aclose()
+
+
+class TwoTurnAgent:
+    """First turn: a chunk of artifact ``a`` and a question. Second turn: notes what
+    ``context.task`` holds, adds a chunk to ``a`` and a message, and notes it again."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[list[str], list[int]]] = []
+
+    def note(self, task: Task | None) -> None:
+        assert task is not None
+        history = [message.message_id for message in task.history or []]
+        self.seen.append((history, [len(artifact.parts) for artifact in task.artifacts or []]))
+
+    async def execute(self, context: RequestContext, events: EventSink) -> None:
+        updater = TaskUpdater.for_context(events, context)
+        if context.task is None:
+            await updater.add_artifact("one", artifact_id="a")
+            await updater.requires_input("more?")
+            return
+        self.note(context.task)
+        await updater.add_artifact("two", artifact_id="a", append=True)
+        await updater.add_artifact("other", artifact_id="b")
+        await updater.complete("done")
+        self.note(context.task)
+
+    async def cancel(self, context: RequestContext, events: EventSink) -> None:
+        raise NotImplementedError
+
+
+async def test_context_task_is_the_task_before_the_message_and_stays_so() -> None:
+    # context.task is "the task as it was before this message": neither the answer
+    # recorded into the live task's history nor the chunks the run appends reach it.
+    agent_ = TwoTurnAgent()
+    handler = RequestHandler(agent_, card())
+    waiting = await handler.send_message(params("first"))
+    assert isinstance(waiting, Task)
+    done = await handler.send_message(params("second", task_id=waiting.id))
+    assert isinstance(done, Task)
+    assert done.status.state is TaskState.completed
+    assert [len(artifact.parts) for artifact in done.artifacts or []] == [2, 1]
+    assert "m-second" in [message.message_id for message in done.history or []]
+    before = (["m-first"], [1])
+    assert agent_.seen == [before, before]
+    await handler.aclose()

@@ -45,7 +45,7 @@ from parley.protocol._operations import (
     Capability,
     Operation,
 )
-from parley.protocol._reducer import add_to_history, apply
+from parley.protocol._reducer import add_to_history, apply, copy_task
 from parley.protocol._states import (
     ACTIVE_STATES,
     INTERRUPTED_STATES,
@@ -108,6 +108,7 @@ __all__ = [
     "add_to_history",
     "apply",
     "can_move",
+    "copy_task",
     "dialect_for_version",
     "ends_interaction",
     "is_cancelable",

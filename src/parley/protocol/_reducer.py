@@ -42,7 +42,7 @@ def apply(task: Task | None, event: Event) -> Task | None:
             _apply_artifact(task, event)
         return task
     if type(event) is Task:
-        return _copy_task(event)
+        return copy_task(event)
     if isinstance(event, TaskStatusUpdateEvent):
         if task is not None:
             previous = task.status.message
@@ -55,22 +55,23 @@ def apply(task: Task | None, event: Event) -> Task | None:
             _apply_artifact(task, event)
         return task
     if isinstance(event, Task):
-        return _copy_task(event)
+        return copy_task(event)
     if isinstance(event, Message) and task is not None:
         add_to_history(task, event)
     return task
 
 
-def _copy_task(event: Task) -> Task:
-    """The task a ``Task`` event makes: its own lists, which later events grow. An
-    artifact the event has from an earlier task's (an agent emitting its
-    ``context.task``) was that task's own, grown in place; the new task has it copied,
-    so that growing it does not reach back into the event."""
-    artifacts = event.artifacts
+def copy_task(task: Task) -> Task:
+    """A copy of ``task`` that later events applied to either one do not change in the
+    other: its own history and artifact lists, and its own copy of every artifact a task
+    grows in place. A ``Task`` event makes the task this way (an agent emitting its
+    ``context.task`` hands over a task whose artifacts the live task grew); the server
+    gives an agent the task as it was before its message this way."""
+    artifacts = task.artifacts
     if artifacts:
         artifacts = [_shared(artifact) if _owned(artifact) else artifact for artifact in artifacts]
-    return event.copied(
-        history=list(event.history) if event.history else event.history,
+    return task.copied(
+        history=list(task.history) if task.history else task.history,
         artifacts=artifacts,
     )
 

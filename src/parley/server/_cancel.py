@@ -20,6 +20,7 @@ from parley.protocol import (
     InternalError,
     InvalidParamsError,
     TaskNotCancelableError,
+    copy_task,
     is_cancelable,
     is_terminal,
 )
@@ -111,7 +112,7 @@ class Cancels:
             message=None,
             task_id=live.task_id,
             context_id=live.context_id,
-            task=live.task.model_copy(),
+            task=copy_task(live.task),
             metadata=metadata,
             call=call,
         )

@@ -16,7 +16,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from parley.protocol import InternalError, add_to_history
+from parley.protocol import InternalError, add_to_history, copy_task
 from parley.server._agent import ResumableAgent
 from parley.server._context import RequestContext
 from parley.server._ids import now
@@ -87,7 +87,7 @@ async def _execute(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
     agent, sink = runs.agent, RunSink(runs, live, turn)
     try:
         if live.task is not None:
-            context.task = live.task.copied()  # as the agent asked: before the answer
+            context.task = copy_task(live.task)  # as it was before this message
             if context.message is not None:
                 await _record_user_message(runs, live, context)
         if context.message is None and isinstance(agent, ResumableAgent):
