@@ -55,6 +55,7 @@ def test_protocol_public_names() -> None:
             "add_to_history",
             "apply",
             "can_move",
+            "copy_task",
             "dialect_for_version",
             "ends_interaction",
             "is_cancelable",
