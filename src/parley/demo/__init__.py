@@ -57,6 +57,10 @@ ASK_CONSENT = "Please confirm consent to proceed with booking the flight"
 COUNT_LIMIT = 300
 COUNT_INTERVAL = 1.0
 """Seconds between two numbers of ``count to N``."""
+_BOOK_FLIGHT = re.compile(r"\bbook\b.*\bflight\b", re.IGNORECASE)
+_COUNT_TO = re.compile(r"\bcount to (\d+)\b", re.IGNORECASE)
+"""Compiled once: ``re.search`` with a flag looks its pattern up in ``re``'s cache in
+Python on every message (the flag's ``value`` read through ``enum``'s descriptor)."""
 
 
 @agent
@@ -65,10 +69,10 @@ async def demo(ctx: AgentContext) -> AsyncIterator[str | list[Part] | Artifact |
     asked = _last_question(ctx)
     text = ctx.text.strip()
     files = [p for p in ctx.message.parts if isinstance(p, FilePart)] if ctx.message else []
-    if asked is not None or re.search(r"\bbook\b.*\bflight\b", text, re.IGNORECASE):
+    if asked is not None or _BOOK_FLIGHT.search(text):
         async for step in _book_flight(ctx, asked):
             yield step
-    elif counting := re.search(r"\bcount to (\d+)\b", text, re.IGNORECASE):
+    elif counting := _COUNT_TO.search(text):
         async for number in _count(int(counting.group(1))):
             yield number
     elif files:
