@@ -367,7 +367,9 @@ class TaskRuns:
             sequence += 1
             stored = StoredEvent(sequence, event)
             batch.append(stored)
-            if notifications is not None:  # folds a copy: before the task changes
+            # folds a copy: before the task changes. A task known to have no push
+            # config (a new one) causes none: no call (a coroutine per event).
+            if notifications is not None and live.push_configs != ():
                 outbox.extend(await notifications.entries(live, stored, task))
             task = apply(task, event)
             if ends_interaction(event):
