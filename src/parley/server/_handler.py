@@ -56,6 +56,7 @@ from parley.types import (
     TaskIdParams,
     TaskPushNotificationConfig,
     TaskQueryParams,
+    TaskStatusUpdateEvent,
 )
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
@@ -142,7 +143,8 @@ class RequestHandler:
             return repeated if isinstance(repeated, Message) else _trim(repeated, history_length)
         live, start = begun
         result = await live.log.first(start, ends_interaction if blocking else None)
-        if isinstance(result, Message):
+        # a status update, usually: asked first (a model's isinstance that fails is slow)
+        if type(result) is not TaskStatusUpdateEvent and isinstance(result, Message):
             await self.sent.reply(params.message, result)
             return result
         assert live.task is not None

@@ -250,7 +250,7 @@ def check_fits(live: LiveTask, event: Event, task: Task | None) -> None:
     # ABCMeta's, several times slower), then the updates, artifacts first.
     if type(event) is Task:
         _check_task(live, event, task)
-    elif isinstance(event, _UPDATES):
+    elif type(event) is TaskStatusUpdateEvent or isinstance(event, _UPDATES):
         if event.task_id != live.task_id or event.context_id != live.context_id:
             raise InvalidAgentResponseError(
                 f"The agent emitted an event for task {event.task_id} in context "

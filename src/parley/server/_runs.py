@@ -286,7 +286,9 @@ class TaskRuns:
                 raise InvalidAgentResponseError(
                     f"This run on task {live.task_id} has ended: it can emit no more events"
                 )
-            if live.task is None and isinstance(first, Message):
+            # with no task yet, ``first`` is a Task or a Message (see above); asked as
+            # the Task it usually is: a model's isinstance that fails is slow
+            if live.task is None and not isinstance(first, Task):
                 check_fits(live, first, None)
                 self._end_turn(live, True)
                 sequence = live.log.append(first)  # a direct reply: no task, nothing to store

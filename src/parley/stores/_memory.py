@@ -98,8 +98,10 @@ def _moves(
     context_id = ""
     for stored in events:
         event = stored.event
-        # an artifact first: a model class's isinstance that fails is ABCMeta's, slow
-        if type(event) is not TaskArtifactUpdateEvent and isinstance(event, _STATUS_EVENTS):
+        # by exact type first: a model class's isinstance that fails is slow (~90 ns)
+        if type(event) is Task or (
+            type(event) is not TaskArtifactUpdateEvent and isinstance(event, _STATUS_EVENTS)
+        ):
             status = event.status
             if status.state is not state or status.timestamp != stamp:
                 when = status_time(status)
