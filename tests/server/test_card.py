@@ -129,8 +129,9 @@ async def test_health() -> None:
 
 
 def test_each_request_gets_the_base_it_reached_even_when_bases_are_kept() -> None:
-    """``request_base`` keeps what it made by scheme, Host and mount path: a request that
-    differs in any of them (or names no Host) gets its own."""
+    """``request_base`` keeps what it made by scheme, Host and mount path (and, from a
+    trusted proxy, its ``X-Forwarded-*``): a request that differs in any of them (or names
+    no Host) gets its own."""
 
     def scope(
         scheme: str = "http", root: str = "", server: tuple[str, int] = ("10.0.0.1", 80)
@@ -147,3 +148,9 @@ def test_each_request_gets_the_base_it_reached_even_when_bases_are_kept() -> Non
         forwarded = {**scope(), FORWARDED: True}
         proxied = {"host": "a.test", "x-forwarded-host": "c.test"}
         assert request_base(forwarded, proxied) == "http://c.test"
+        assert (
+            request_base(forwarded, {**proxied, "x-forwarded-proto": "https"}) == "https://c.test"
+        )
+        assert request_base(forwarded, {**proxied, "x-forwarded-host": "d.test"}) == "http://d.test"
+        assert request_base(forwarded, {"host": "a.test"}) == "http://a.test"
+        assert request_base(scope(), proxied) == "http://a.test"  # not forwarded: not believed

@@ -238,31 +238,30 @@ def request_base(scope: Mapping[str, Any], headers: Mapping[str, str] | None = N
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
-    if scope.get(FORWARDED):
-        scheme = _first(headers.get("x-forwarded-proto"))
-        host = _first(headers.get("x-forwarded-host"))
-        return _base(scope, headers, scheme, host)
+    proto = forwarded_host = None
+    if scope.get(FORWARDED):  # a local client is a trusted proxy by default: often so
+        proto = headers.get("x-forwarded-proto")
+        forwarded_host = headers.get("x-forwarded-host")
     # Every request asks, and nearly all name the same host: made once per form.
-    key = (scope.get("scheme"), headers.get("host"), scope.get("root_path"))
+    key = (scope.get("scheme"), headers.get("host"), scope.get("root_path"), proto, forwarded_host)
     base = _bases.get(key)
     if base is None:
-        base = _base(scope, headers, None, None)
-        if key[1]:  # without a Host header the base is the socket's, not the key's
-            if len(_bases) >= 64:  # the Host header is the client's to choose
+        host = _first(forwarded_host) or _first(headers.get("host"))
+        base = _base(scope, _first(proto), host)
+        if host:  # without a Host header the base is the socket's, not the key's
+            if len(_bases) >= 64:  # the headers are the client's to choose
                 _bases.clear()
             _bases[key] = base
     return base
 
 
-_bases: dict[tuple[Any, str | None, Any], str] = {}
-"""``request_base`` of a request not forwarded, by its scheme, Host header and mount path."""
+_bases: dict[tuple[Any, str | None, Any, str | None, str | None], str] = {}
+"""``request_base`` by the request's scheme, Host header, mount path and, when forwarded,
+its ``X-Forwarded-Proto`` and ``X-Forwarded-Host``."""
 
 
-def _base(
-    scope: Mapping[str, Any], headers: Mapping[str, str], scheme: str | None, host: str | None
-) -> str:
+def _base(scope: Mapping[str, Any], scheme: str | None, host: str | None) -> str:
     scheme = scheme or scope.get("scheme", "http")
-    host = host or _first(headers.get("host"))
     if not host:
         server = scope.get("server") or ("127.0.0.1", 80)
         host = f"{server[0]}:{server[1]}"
