@@ -6,6 +6,7 @@ the schema names in a way Python cannot (``in``) set their alias explicitly.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict
@@ -14,6 +15,12 @@ from pydantic.alias_generators import to_camel
 from parley.types._getattr import plain_getattr
 
 _set = object.__setattr__
+
+ENUM_VALUE: Any = property(attrgetter("_value_"))
+"""A wire enum's ``value``, read in C: ``Enum``'s own is a descriptor written in Python
+(two Python calls a read), and pydantic-core reads it for each enum it writes to JSON
+(a task's state, a message's role). Set in the class body of each such enum, hidden from
+mypy, which would take it for a member."""
 
 
 class A2AModel(BaseModel):

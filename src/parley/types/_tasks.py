@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 from operator import is_
-from typing import Any, Literal, Self
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from pydantic import Field
 
-from parley.types._base import A2AModel
+from parley.types._base import ENUM_VALUE, A2AModel
 from parley.types._messages import Message
 from parley.types._parts import Part
 
@@ -25,6 +25,9 @@ class TaskState(StrEnum):
     rejected = "rejected"
     auth_required = "auth-required"
     unknown = "unknown"
+
+    if not TYPE_CHECKING:
+        value = ENUM_VALUE
 
 
 class TaskStatus(A2AModel):
