@@ -325,3 +325,23 @@ async def test_context_task_is_the_task_before_the_message_and_stays_so() -> Non
     before = (["m-first"], [1])
     assert agent_.seen == [before, before]
     await handler.aclose()
+
+
+def test_user_input_is_the_text_parts_joined() -> None:
+    """``get_user_input`` (``ctx.text``): the text parts in order, joined by the separator,
+    other parts left out; a message of one text part is its text."""
+    from parley.types import DataPart
+
+    def user_input(*parts: TextPart | DataPart, separator: str = "\n") -> str:
+        message = Message(message_id="m", role=Role.user, parts=list(parts))
+        context = RequestContext(message=message, task_id="t", context_id="c", task=None)
+        return context.get_user_input(separator)
+
+    assert user_input(TextPart(text="hello")) == "hello"
+    assert user_input(TextPart(text="a"), TextPart(text="b")) == "a\nb"
+    assert user_input(TextPart(text="a"), TextPart(text="b"), separator=" ") == "a b"
+    assert user_input(DataPart(data={"x": 1}), TextPart(text="b")) == "b"
+    assert user_input(DataPart(data={"x": 1})) == ""
+    assert (
+        RequestContext(message=None, task_id="t", context_id="c", task=None).get_user_input() == ""
+    )

@@ -114,6 +114,9 @@ class RequestContext:
         """The text parts of the incoming message, joined."""
         if self.message is None:
             return ""
+        parts = self.message.parts
+        if len(parts) == 1 and type(parts[0]) is TextPart and type(parts[0].text) is str:
+            return parts[0].text  # the usual message: what the join gives, without a generator
         return separator.join(
             part.text for part in self.message.parts if isinstance(part, TextPart)
         )
