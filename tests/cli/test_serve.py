@@ -143,3 +143,37 @@ def test_help_and_version() -> None:
     version = subprocess.run([PARLEY, "--version"], capture_output=True, text=True)
     assert version.returncode == 0
     assert version.stdout.startswith("parley ")
+
+
+def test_uvicorn_logs_access_only_at_a_level_that_writes_it() -> None:
+    """Access lines are INFO: above that level uvicorn is not asked to make them (it would
+    work out each request's client and path for a line its logger drops)."""
+    from parley.cli._serve import uvicorn_config
+
+    for level in ("critical", "error", "warning", "WARNING"):
+        assert uvicorn_config(None, level).access_log is False, level
+    for level in ("info", "debug", "trace", "INFO"):
+        assert uvicorn_config(None, level).access_log is True, level
+
+
+def test_serve_at_info_writes_an_access_line_per_request_and_at_warning_none() -> None:
+    for level, written in (("info", True), ("warning", False)):
+        port = free_port()
+        process = subprocess.Popen(
+            [PARLEY, "serve", "--port", str(port), "--db", "memory", "--log-level", level],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stderr is not None
+            line = process.stderr.readline()
+            while "try:" not in line and line:
+                line = process.stderr.readline()
+            card = httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json")
+            assert card.status_code == 200
+        finally:
+            process.terminate()
+            out, err = process.communicate(timeout=10)
+        access = '"GET /.well-known/agent-card.json HTTP/1.1" 200'
+        assert (access in out + err) is written, (level, out, err)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import logging
 import socket
 import sys
 from contextlib import suppress
@@ -21,6 +22,7 @@ import typer
 import uvicorn
 from rich.console import Console
 from rich.markup import escape
+from uvicorn.config import LOG_LEVELS
 
 from parley.cli._common import bound_listener
 from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
@@ -43,6 +45,25 @@ API_KEY_SCHEME = "apiKey"
 """The name ``--api-key`` gives its scheme in the card's ``securitySchemes``."""
 
 _STORE_MODULES = ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3", "alembic", "parley.stores")
+
+
+def uvicorn_config(app: Any, log_level: str) -> uvicorn.Config:
+    """uvicorn's settings for ``parley serve``.
+
+    X-Forwarded-* are the app's to judge (--forwarded-allow-ips): uvicorn's own handling
+    would replace the proxy's address with the client's before the app sees it. The access
+    log is on only at a level that writes its lines (INFO or below): above it (warning,
+    the default) uvicorn would still work out each request's client and quoted path for a
+    line its logger then drops, about a microsecond a request.
+    """
+    level = LOG_LEVELS.get(log_level.lower(), logging.INFO)
+    return uvicorn.Config(
+        app,
+        log_level=log_level,
+        access_log=level <= logging.INFO,
+        lifespan="off",
+        proxy_headers=False,
+    )
 
 
 def serve(
@@ -138,9 +159,7 @@ def serve(
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
     listener = bound_listener(host, port)
-    # X-Forwarded-* are the app's to judge (--forwarded-allow-ips): uvicorn's own handling
-    # would replace the proxy's address with the client's before the app sees it
-    config = uvicorn.Config(app, log_level=log_level, lifespan="off", proxy_headers=False)
+    config = uvicorn_config(app, log_level)
     server = uvicorn.Server(config)
     with (
         suppress(KeyboardInterrupt),  # Ctrl-C: uvicorn stopped, then the agent
