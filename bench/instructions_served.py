@@ -10,6 +10,9 @@ another process), dumps, sends twice as many, dumps again. Instructions per requ
 the difference of the two dumps over ``--requests``, which cancels what a dump and the
 turning on cost. ``--annotate`` keeps the second dump for ``callgrind_annotate``.
 
+``--target null`` serves an app that only reads the body and answers a constant (29
+bytes): what uvicorn, uvloop and httptools cost a request, next to nothing of an app's.
+
 ``--strace`` instead attaches ``strace -c -f`` to the (uncounted) server after the
 warm-up for ``--requests`` requests: syscalls per request (``epoll_wait`` per request is
 the event loop's turns per request).
@@ -19,7 +22,7 @@ the event loop's turns per request).
 around an app that only reads the body and sends a constant answer. The app's own cost is
 the first less the second, and uvicorn's (with the loop's) the served raw count less it.
 
-    python bench/instructions_served.py [--target raw|parley|parley-v1|demo]
+    python bench/instructions_served.py [--target raw|null|parley|parley-v1|demo]
         [--requests 1000] [--connections 16] [--strace] [--annotate FILE]
     python bench/instructions_served.py --in-process raw|null [--requests 400]
 """
@@ -108,6 +111,8 @@ class Client:
 
 
 def _target(key: str) -> targets.Target:
+    if key == "null":  # uvicorn's own cost: an app that does next to nothing
+        return targets.Target("null", "null app", "raw", "bench.instructions_served:_null_app")
     return targets.TARGETS[key]
 
 
@@ -271,7 +276,7 @@ async def _null_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", choices=("raw", "parley", "parley-v1", "demo"))
+    parser.add_argument("--target", choices=("raw", "null", "parley", "parley-v1", "demo"))
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--warm", type=int, default=400)
     parser.add_argument("--connections", type=int, default=16)
