@@ -100,8 +100,8 @@ class Client:
         left = iter(range(count))
 
         async def worker(stream: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
-            for _ in left:
-                await self._one(*stream)
+            for _ in left:  # a server that stops answering fails the run, never hangs it
+                await asyncio.wait_for(self._one(*stream), 300)
 
         await asyncio.gather(*(worker(stream) for stream in self.streams))
 
@@ -136,7 +136,9 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def _control(pid: int, *flags: str) -> None:
-    subprocess.run(["callgrind_control", *flags, str(pid)], capture_output=True, check=True)
+    subprocess.run(
+        ["callgrind_control", *flags, str(pid)], capture_output=True, check=True, timeout=300
+    )
 
 
 def _total(path: Path) -> int:
