@@ -23,7 +23,7 @@ from parley.stores.sql import SQLStore
 from parley.stores.sql._schema import tasks
 from parley.types import AgentCapabilities, AgentCard, Task, TaskState, TaskStatus
 from tests.servers import running
-from tests.stores.databases import served_store
+from tests.stores.databases import served_store, sqlite_url
 
 SQL_STORES = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 CARD = AgentCard(
@@ -224,3 +224,35 @@ async def test_the_job_sweeps_every_store_in_batches(store: Store) -> None:
     job = RetentionJob(store, Retention(ended=timedelta(0), batch=3, pause=timedelta(0)))
     assert await job.sweep() == 7
     assert [await store.get(f"t{n}") for n in range(7)] == [None] * 7
+
+
+async def test_a_waiting_task_resumed_in_the_sweeps_batch_is_kept(tmp_path: Path) -> None:
+    """On SQLite the sweep finds expired tasks in its own write of the group writer: a
+    waiting task whose resume was queued first (the same turn of the loop: the same
+    transaction) is no longer expired there, and stays; the others go."""
+    store = SQLStore(sqlite_url(tmp_path))
+    try:
+        asked = [f"asked-{n}" for n in range(8)]
+        for task_id in asked:
+            await _stored(store, task_id, TaskState.input_required)
+        await asyncio.sleep(0.01)
+        cutoff = datetime.now(UTC)
+        await asyncio.sleep(0.01)
+        resumed = asked[::2]
+        resumes = [
+            store.append(task_id, [StoredEvent(2, _task(task_id, TaskState.working))])
+            for task_id in resumed
+        ]
+        *_, removed = await asyncio.gather(
+            *resumes, store.expire(ended_before=cutoff, waiting_before=cutoff)
+        )
+        assert removed == len(asked) - len(resumed)
+        for task_id in asked:
+            kept = await store.get(task_id)
+            if task_id in resumed:
+                assert kept is not None
+                assert kept.task.status.state == TaskState.working
+            else:
+                assert kept is None
+    finally:
+        await store.aclose()
