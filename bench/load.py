@@ -10,6 +10,7 @@ its final status and counts its events.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 from typing import Any
@@ -26,8 +27,17 @@ opened at once wait in the accept queue of a busy server, a turn each: seconds o
 that are no stream's time, and a run with fewer streams in flight than it says."""
 
 
-def wrk(served: Served, connections: int, seconds: float, *, call: str = "send") -> dict[str, Any]:
-    """One wrk run of ``call`` (send or stream) at ``connections``; the figures as a dict.
+def wrk(
+    served: Served,
+    connections: int,
+    seconds: float,
+    *,
+    call: str = "send",
+    histogram: bool = False,
+) -> dict[str, Any]:
+    """One wrk run of ``call`` (send or stream) at ``connections``; the figures as a dict,
+    with ``histogram`` also every latency recorded (``latency_us``: [microseconds, count]
+    pairs, ascending), so that runs can be pooled (``pooled_p99_ms``).
 
     A target of several processes gets one wrk per process, all at once, each with its
     share of the connections (no load balancer in front, whose own cost would count):
@@ -39,6 +49,7 @@ def wrk(served: Served, connections: int, seconds: float, *, call: str = "send")
         "BENCH_CALL": call,
         "BENCH_DIALECT": served.target.dialect,
         "BENCH_OPEN_MS": str(round(opening * 1000)),
+        "BENCH_HISTOGRAM": "1" if histogram else "0",
     }
     everyone = served.all
     shares = [
@@ -86,6 +97,8 @@ def wrk(served: Served, connections: int, seconds: float, *, call: str = "send")
         "server_cpu": round(cpu / elapsed, 3),
         "errors": total["socket_errors"] + total["status_errors"] + total["timeouts"],
     }
+    if histogram:
+        result["latency_us"] = _merged(raw.get("latency_us", []) for raw in raws)
     if call == "stream":
         result["events_per_s"] = round(total["events"] / elapsed, 1)
         streams = total["streams"]
@@ -97,6 +110,31 @@ def wrk(served: Served, connections: int, seconds: float, *, call: str = "send")
 _SUMMED = (
     "requests", "socket_errors", "status_errors", "timeouts", "streams", "events", "bad_streams",
 )  # fmt: skip
+
+
+def _merged(histograms: Any) -> list[list[int]]:
+    """Latency histograms ([microseconds, count] pairs) added up, ascending."""
+    counts: dict[int, int] = {}
+    for histogram in histograms:
+        for value, count in histogram:
+            counts[value] = counts.get(value, 0) + count
+    return [[value, counts[value]] for value in sorted(counts)]
+
+
+def pooled_p99_ms(runs: list[dict[str, Any]]) -> float:
+    """The p99 of every request of ``runs`` (each run with its ``latency_us``), as if
+    they were one run: the latency under which 99 % of them finished, as wrk's own
+    percentile reads its histogram."""
+    histogram = _merged(run["latency_us"] for run in runs)
+    total = sum(count for _, count in histogram)
+    if not total:
+        return 0.0
+    rank, seen = math.floor(0.99 * total + 1), 0  # wrk's rank: round(0.99 * total + 0.5)
+    for value, count in histogram:
+        seen += count
+        if seen >= rank:
+            return value / 1000
+    return histogram[-1][0] / 1000
 
 
 def _result(run: subprocess.Popen[str], seconds: float) -> dict[str, Any]:

@@ -3,8 +3,11 @@
 -- Each request carries a fresh request id and messageId. For stream, one wrk request
 -- is one whole stream (the response ends with the stream), so wrk's latency is the
 -- whole-stream time; every stream is checked to end with its final status, and its
--- events are counted. done() prints one JSON line that bench/load.py reads.
+-- events are counted. done() prints one JSON line that bench/load.py reads; with
+-- BENCH_HISTOGRAM=1 it holds every latency wrk recorded, as [microseconds, count] pairs
+-- (wrk's histogram: one count per microsecond), so runs can be pooled into one p99.
 local call = os.getenv("BENCH_CALL") or "send"
+local histogram = os.getenv("BENCH_HISTOGRAM") == "1"
 local dialect = os.getenv("BENCH_DIALECT") or "0.3"
 local counter = 0
 events, streams, bad = 0, 0, 0  -- globals: done() reads them per thread
@@ -78,6 +81,18 @@ if call == "stream" then
   end
 end
 
+local function latencies(latency)
+  if not histogram then
+    return ""
+  end
+  local items = {}
+  for i = 1, #latency do  -- each latency recorded, and how many times (wrk 4.x)
+    local value, count = latency(i)
+    items[i] = string.format("[%d,%d]", value, count)
+  end
+  return ',"latency_us":[' .. table.concat(items, ",") .. "]"
+end
+
 done = function(summary, latency, requests)
   local e, s, b = 0, 0, 0
   for _, thread in ipairs(threads) do
@@ -89,8 +104,8 @@ done = function(summary, latency, requests)
   io.write(string.format(
     '{"requests":%d,"seconds":%.3f,"p50_us":%d,"p99_us":%d,"max_us":%d,'
       .. '"socket_errors":%d,"status_errors":%d,"timeouts":%d,'
-      .. '"streams":%d,"events":%d,"bad_streams":%d}\n',
+      .. '"streams":%d,"events":%d,"bad_streams":%d%s}\n',
     summary.requests, summary.duration / 1e6, latency:percentile(50), latency:percentile(99),
     latency.max, errors.connect + errors.read + errors.write, errors.status, errors.timeout,
-    s, e, b))
+    s, e, b, latencies(latency)))
 end
