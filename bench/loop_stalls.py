@@ -136,7 +136,8 @@ def _time_callbacks(recorder: _Recorder) -> None:
             spent = time.thread_time() - start
             recorder.callbacks.append(spent)
             if time.perf_counter() - wall > 0.01:
-                recorder.spans.append((wall, time.perf_counter(), "callback " + repr(handle)[:60]))
+                what = getattr(handle._callback, "__qualname__", type(handle._callback).__name__)
+                recorder.spans.append((wall, time.perf_counter(), f"callback > 10 ms: {what}"))
             if spent > 0.0005:
                 recorder.slowest.append((spent, repr(handle)[:160]))
 
