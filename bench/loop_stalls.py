@@ -13,17 +13,21 @@ callbacks can be timed one by one) and reports:
   writes of each kind per request, and for each write how many flushes it waited;
 - ``checkpoints``: the checkpointer thread's checkpoints (count, wall and CPU time);
 - ``gc``: the collector's runs on the loop's thread, by generation;
-- ``sql``: store calls that go through SQLAlchemy (aiosqlite's thread) per request.
+- ``sql``: store calls that go through SQLAlchemy (aiosqlite's thread) per request;
+- ``slices``: the p99 of each 2 s slice of sends (median and worst), as ``million.py``;
+- ``slowest_overlapped``: for each kind of stall (a retention delete's flush, a flush
+  over 2 ms, a checkpoint, a WAL restart, a collection, a callback over 10 ms of wall
+  time), the share of the slowest 1 % of sends that overlapped one, and of all sends.
 
 With ``--expired N`` the store first gets N expired tasks (filled and aged as
 ``million.py`` does), so retention's start-up sweep deletes them while the sends run:
 the sends go on until the sweep ends and ``--requests`` more after it, and the report
-splits the sends' latency into ``during`` and ``after`` the sweep, and tells each
-retention batch's cost (``expire``: wall time, the loop thread's CPU in the batch's
-delete write and in the loop's whole turn meanwhile).
+is split into ``during_sweep`` and ``after_sweep``, with each retention batch's cost
+(``expire``: its wall time, and the loop's CPU in the flush that held its delete).
+``--timeline FILE`` writes every send's and stall's times (JSON, a line per phase).
 
     python bench/loop_stalls.py [--target echo|demo] [--db sqlite] [--requests 3000]
-        [--concurrency 64] [--stream [--apart]] [--expired 200000]
+        [--concurrency 64] [--stream [--apart]] [--expired 200000] [--timeline FILE]
 """
 
 from __future__ import annotations
