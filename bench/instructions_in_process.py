@@ -69,10 +69,13 @@ def inside(options: argparse.Namespace) -> None:
         return app
 
     app = loop.run_until_complete(set_up())
-    gc.collect()
-    gc.freeze()
-    young = getattr(profile_send, "YOUNG_THRESHOLD", 10_000)  # as that tree's profile_send
-    gc.set_threshold(young, getattr(profile_send, "MIDDLE_THRESHOLD", 10), 10)
+    if hasattr(profile_send, "tune_gc"):  # as that tree's profile_send
+        profile_send.tune_gc()
+    else:  # a tree from before tune_gc's callback
+        gc.collect()
+        gc.freeze()
+        young = getattr(profile_send, "YOUNG_THRESHOLD", 10_000)
+        gc.set_threshold(young, getattr(profile_send, "MIDDLE_THRESHOLD", 10), 10)
     numbers = iter(range(1_000, 1_000 + options.requests))
 
     async def worker() -> None:

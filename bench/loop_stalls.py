@@ -52,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench import profile_send  # noqa: E402
-from parley.server._gc import MIDDLE_THRESHOLD, YOUNG_THRESHOLD  # noqa: E402
+from parley.server._gc import tune_gc  # noqa: E402
 
 
 def _voluntary_switches() -> int:
@@ -338,9 +338,8 @@ async def _run(options: argparse.Namespace, recorder: _Recorder) -> None:
     try:
         for number in range(200):
             await profile_send._request(app, profile_send._body(number, options), options.dialect)
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_THRESHOLD, 10)  # as the server's tune_gc
+        if not tune_gc():  # as the server's lifespan does (collect, freeze, thresholds)
+            raise RuntimeError("the collector was tuned before the warm-up")
         numbers = _sends(options, recorder)
 
         async def worker() -> None:

@@ -24,7 +24,6 @@ import argparse
 import asyncio
 import contextlib
 import cProfile
-import gc
 import json
 import os
 import pstats
@@ -37,7 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from parley.server._gc import MIDDLE_THRESHOLD, YOUNG_THRESHOLD  # noqa: E402
+from parley.server._gc import tune_gc  # noqa: E402
 
 
 def _body(number: int, options: argparse.Namespace) -> bytes:
@@ -132,9 +131,8 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
     try:
         for number in range(200):  # warm-up: imports, caches, first-use schema work
             await _request(app, _body(number, options), options.dialect)
-        gc.collect()
-        gc.freeze()
-        gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_THRESHOLD, 10)  # as the server's tune_gc
+        if not tune_gc():  # as the server's lifespan does (collect, freeze, thresholds)
+            raise RuntimeError("the collector was tuned before the warm-up")
         profiler = cProfile.Profile() if options.profile else None
         numbers = iter(range(1_000, 1_000 + options.requests))
 

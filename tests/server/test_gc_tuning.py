@@ -121,3 +121,41 @@ def test_a_finished_send_leaves_no_cycles_for_the_collector() -> None:
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["unreachable"] < result["sends"] // 4, result
+
+
+FOLLOWING = """
+import gc, json
+from parley.server import tune_gc
+
+assert tune_gc()
+seen = [gc.get_threshold()[0]]
+held = []
+for _ in range(400_000):  # alive, as requests in flight are: collections free nothing
+    held.append([])
+seen.append(gc.get_threshold()[0])
+del held
+for _ in range(400_000):  # cycles only a collection frees, as an agent's own may be
+    cycle = []
+    cycle.append(cycle)
+seen.append(gc.get_threshold()[0])
+print(json.dumps(seen))
+"""
+
+
+def test_the_young_threshold_follows_what_is_alive() -> None:
+    # A young collection costs what it finds alive: where a busy server holds more than
+    # the threshold, every collection walked it all and freed nothing (500 SQLite
+    # streams: 60-90 us of each one's CPU). Such a collection raises the threshold; one
+    # that frees much (garbage made faster) lowers it again.
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(FOLLOWING)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    start, holding, collecting = json.loads(done.stdout.strip().splitlines()[-1])
+    assert start == 40_000
+    assert holding >= 4 * start, (start, holding)
+    assert collecting < holding, (holding, collecting)

@@ -23,16 +23,33 @@ middle collections are rare: with 500 streams in flight one is tens of milliseco
 (35-65 ms measured) whatever the threshold, and at CPython's 10 they took a fifth of a
 SQLite stream's CPU. What they walk is mostly gone by reference counting before the
 next, so fewer collections walk about the same each.
+
+The young threshold then follows what the server holds (``_follow``). The young count
+is the container objects made since the last collection less those freed since (never
+below zero), so with no collection it is what was made since and is still alive: the
+requests in flight. Where that is more than the threshold (500 streams hold about
+140,000 objects: a SQLite stream about 290 while it waits for its commit, a memory one
+about 220, with their connections), the count crosses the threshold in every wave of
+requests, and each collection walks tens of thousands of live objects and frees nothing
+(parley's requests leave no cycles: ``tests/server/test_gc_tuning.py``): 60-90 us of a
+SQLite stream's CPU at 500 streams. So a young collection that freed less than a tenth
+of the threshold doubles it, up to ``YOUNG_CEILING``; one that freed more than half
+(garbage made faster than that: an agent's own cycles) halves it, down to 40,000 again,
+which bounds the garbage held meanwhile.
 """
 
 from __future__ import annotations
 
 import gc
 import logging
+from typing import Any
 
 logger = logging.getLogger("parley.server")
 
 YOUNG_THRESHOLD = 40_000
+YOUNG_CEILING = 16 * YOUNG_THRESHOLD
+"""The young threshold ``_follow`` raises it to at most: above what 500 SQLite streams
+hold alive (about 145,000), with room; one collection past it walks about as many."""
 MIDDLE_THRESHOLD = 100
 _DEFAULT_THRESHOLD = (700, 10, 10)
 
@@ -46,6 +63,7 @@ def tune_gc() -> bool:
     gc.freeze()
     old = gc.get_threshold()[2]
     gc.set_threshold(YOUNG_THRESHOLD, MIDDLE_THRESHOLD, old)
+    gc.callbacks.append(_follow)
     logger.info(
         "parley tuned the garbage collector for serving (gc.freeze after startup, "
         "thresholds %d and %d); create_app(tune_gc=False) leaves it alone",
@@ -53,3 +71,21 @@ def tune_gc() -> bool:
         MIDDLE_THRESHOLD,
     )
     return True
+
+
+def _follow(phase: str, info: dict[str, Any]) -> None:
+    """After a young collection: double the young threshold if it freed little (what
+    crossed it was alive), halve it if it freed much (see the module's docstring)."""
+    if phase != "stop" or info["generation"] != 0:
+        return
+    young, middle, old = gc.get_threshold()
+    if not YOUNG_THRESHOLD <= young <= YOUNG_CEILING:
+        return  # the process has set its own since
+    freed = info["collected"]
+    if freed < young // 10:
+        young = min(2 * young, YOUNG_CEILING)
+    elif freed > young // 2:
+        young = max(young // 2, YOUNG_THRESHOLD)
+    else:
+        return
+    gc.set_threshold(young, middle, old)
