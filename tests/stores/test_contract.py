@@ -149,6 +149,20 @@ async def test_a_repeated_sequence_never_overwrites_stored_events(store: Store) 
     assert first.artifact.parts[0].text == "kept"  # type: ignore[union-attr]
 
 
+async def test_a_long_append_is_stored_whole_or_not_at_all(store: Store) -> None:
+    # More events than one SQLite INSERT takes (its rows go in several statements).
+    chunks = [StoredEvent(n, _chunk(f"c{n}", n > 2)) for n in range(2, 42)]
+    await store.append("t1", [StoredEvent(1, _task()), *chunks])
+    logged = await store.events("t1")
+    assert [e.sequence for e in logged] == list(range(1, 42))
+    assert [e.event for e in logged[1:]] == [c.event for c in chunks]
+    overlapping = [StoredEvent(n, _chunk(f"again {n}", True)) for n in range(30, 70)]
+    with pytest.raises(ValueError, match="already has an event numbered 30"):
+        await store.append("t1", overlapping)
+    assert await store.last_sequence("t1") == 41
+    assert [e.event for e in await store.events("t1", after=1)] == [c.event for c in chunks]
+
+
 async def test_expire_removes_old_terminal_and_waiting_tasks(store: Store) -> None:
     for task_id, state in [
         ("done", TaskState.completed),

@@ -9,6 +9,8 @@ test runs them on both databases.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -165,12 +167,16 @@ class AppendWrite:
             ).fetchone()
             if row is None or row[0] != lease.token:
                 raise LeaseLostError(lost(lease.task_id))
-        if self.events:
+        events = self.events
+        if events:
             try:
-                if len(self.events) == 1:
-                    connection.execute(INSERT_EVENT.sql, self.events[0])
+                if len(events) == 1:
+                    connection.execute(INSERT_EVENT.sql, events[0])
                 else:
-                    connection.executemany(INSERT_EVENT.sql, self.events)
+                    for start in range(0, len(events), _ROWS_PER_INSERT):
+                        rows = events[start : start + _ROWS_PER_INSERT]
+                        flat = list(itertools.chain.from_iterable(rows))
+                        connection.execute(_insert_rows(len(rows)), flat)
             except sqlite3.IntegrityError:
                 raise ValueError(_duplicate(self.task_id, self.logged)) from None
         if self.snapshot is not None:
@@ -190,6 +196,19 @@ class AppendWrite:
         so it would only write the row again unchanged (SQLite: the row and its four
         indexes; PostgreSQL: a new row version) per chunk of a stream."""
         return self.touch["state"] is not None or self.events[0][1] == 1
+
+
+_ROWS_PER_INSERT = 16
+"""Event rows one SQLite ``INSERT`` takes at most, as one multi-row ``VALUES``: a
+stream's events are one statement step rather than one per row (``executemany``). A
+replay of a 12-event stream's rows, 70 streams a commit: 18.6 -> 13.4 us a stream."""
+
+
+@functools.cache
+def _insert_rows(count: int) -> str:
+    """``INSERT_EVENT`` for ``count`` rows at once."""
+    head, row = INSERT_EVENT.sql.split(" VALUES ")
+    return f"{head} VALUES {', '.join([row] * count)}"
 
 
 class LeaseWrite:
