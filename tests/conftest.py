@@ -8,6 +8,7 @@ fails, whatever the test itself asserted.
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,6 +16,15 @@ import pytest
 
 from parley.server import A2AApp
 from tests.conformance import Observations, observe
+
+# The test process keeps a collector close to CPython's own. The servers tests start in
+# it would otherwise tune it for serving (``tune_gc``: a frozen heap and a young threshold
+# of 40,000 that grows with what is alive), and garbage one test's event loop left
+# behind (a pooled connection a canceled request abandoned) would then be finalized
+# many tests later, after that loop has closed, failing a test that has nothing to do
+# with it. ``tune_gc`` leaves a process that set its own thresholds alone; the tuning
+# itself is tested in processes of its own (tests/server/test_gc_tuning.py).
+gc.set_threshold(700, 10, 11)
 
 
 @pytest.fixture(scope="session", autouse=True)
