@@ -16,6 +16,7 @@ compare a change against the one before it:
 
     python bench/profile_send.py [--target echo|demo] [--db memory|sqlite|postgresql://...]
         [--requests 5000] [--concurrency 16] [--stream] [--dialect 0.3|1.0] [--profile]
+        [--processes 2]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import pstats
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -124,19 +126,33 @@ def _app(target: str, db: str) -> Any:
     return create_app(echo, card, task_store=store), store
 
 
-async def _run(options: argparse.Namespace) -> dict[str, Any]:
-    app, store = _app(options.target, options.db)
-    lifespan = app.handler
-    await lifespan.start()
+@contextlib.asynccontextmanager
+async def _serving(options: argparse.Namespace) -> AsyncIterator[list[Any]]:
+    """The apps, ``--processes`` of them on the one store, started; closed after."""
+    served = [_app(options.target, options.db) for _ in range(options.processes)]
+    for app, _ in served:
+        await app.handler.start()
     try:
+        yield [app for app, _ in served]
+    finally:
+        for app, store in served:
+            await app.handler.aclose()
+            close = getattr(store, "aclose", None)
+            if close is not None:
+                await close()
+
+
+async def _run(options: argparse.Namespace) -> dict[str, Any]:
+    async with _serving(options) as apps:
         for number in range(200):  # warm-up: imports, caches, first-use schema work
-            await _request(app, _body(number, options), options.dialect)
+            for app in apps:
+                await _request(app, _body(number, options), options.dialect)
         if not tune_gc():  # as the server's lifespan does (collect, freeze, thresholds)
             raise RuntimeError("the collector was tuned before the warm-up")
         profiler = cProfile.Profile() if options.profile else None
         numbers = iter(range(1_000, 1_000 + options.requests))
 
-        async def worker() -> None:
+        async def worker(app: Any) -> None:
             for number in numbers:
                 await _request(app, _body(number, options), options.dialect)
 
@@ -145,7 +161,7 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
         cpu, wall = time.process_time(), time.perf_counter()
         if profiler is not None:
             profiler.enable()
-        await asyncio.gather(*(worker() for _ in range(options.concurrency)))
+        await asyncio.gather(*(worker(apps[n % len(apps)]) for n in range(options.concurrency)))
         if profiler is not None:
             profiler.disable()
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
@@ -155,11 +171,6 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
             for n, name in enumerate(("pg_user_us", "pg_system_us")):
                 spent = sum(used[n] - backends.get(pid, (0, 0))[n] for pid, used in after.items())
                 counts[name] = round(spent * 1e6)
-    finally:
-        await lifespan.aclose()
-        close = getattr(store, "aclose", None)
-        if close is not None:
-            await close()
     if profiler is not None:
         if options.dump:
             profiler.dump_stats(options.dump)
@@ -173,6 +184,7 @@ async def _run(options: argparse.Namespace) -> dict[str, Any]:
         "dialect": options.dialect,
         "requests": options.requests,
         "concurrency": options.concurrency,
+        "processes": options.processes,
         "cpu_us_per_request": round(cpu / options.requests * 1e6, 1),
         "wall_us_per_request": round(wall / options.requests * 1e6, 1),
         **{f"{name}_per_request": round(n / options.requests, 2) for name, n in counts.items()},
@@ -244,6 +256,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=5_000)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--stream", action="store_true")
+    parser.add_argument(
+        "--processes",
+        type=int,
+        default=1,
+        help="servers on the one store (each its own app and store, as two processes "
+        "sharing a database), the concurrent callers spread over them",
+    )
     parser.add_argument(
         "--apart", action="store_true", help="with --stream: each chunk published on its own"
     )
