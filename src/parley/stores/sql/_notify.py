@@ -99,6 +99,8 @@ class PostgresBus:
                         ready.set_result(None)
                     closed = _termination(driver)
                     await closed
+                    # not back to the pool, where the store's next write would meet it
+                    await connection.invalidate()
             except asyncio.CancelledError:
                 raise
             except Exception as error:
