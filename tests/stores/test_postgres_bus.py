@@ -15,8 +15,20 @@ from typing import Any
 import pytest
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from parley.server import create_app
+from parley.server import A2AApp, AgentContext, agent, create_app
 from parley.stores.sql import PostgresBus, SQLStore
+from parley.types import (
+    Message,
+    MessageSendConfiguration,
+    MessageSendParams,
+    Role,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskIdParams,
+    TaskState,
+    TaskStatusUpdateEvent,
+    TextPart,
+)
 from tests.server.agents import card
 from tests.stores.databases import postgres_engines
 from tests.stores.test_postgres_writer import _send, asks
@@ -159,3 +171,170 @@ async def test_an_answer_that_could_not_be_sent_is_made_good_by_a_hello() -> Non
         finally:
             await new.aclose()
             await old.aclose()
+
+
+# -- follows: events notes only for the tasks another process follows ----------------
+
+
+def _told(orders: asyncio.Queue[str | None]) -> Any:
+    """An agent that emits one chunk per text put in ``orders``, and ends at ``None``."""
+
+    @agent
+    async def told(ctx: AgentContext) -> AsyncIterator[str]:
+        while (said := await orders.get()) is not None:
+            yield said
+
+    return told
+
+
+@asynccontextmanager
+async def _two_processes(
+    orders: asyncio.Queue[str | None],
+) -> AsyncIterator[tuple[A2AApp, A2AApp, list[str]]]:
+    """Two apps (stores, buses) on one database, as two processes are, met; and what a
+    plain listener hears on their channel."""
+    channel = _channel()
+    async with postgres_engines(3) as (first, second, third), _overheard(third, channel) as heard:
+        stores = SQLStore(first), SQLStore(second)
+        apps = [
+            create_app(_told(orders), card(), task_store=store, bus=PostgresBus(engine, channel))
+            for store, engine in zip(stores, (first, second), strict=True)
+        ]
+        for app in apps:
+            await app.handler.start()
+        try:
+            buses = [_bus(app) for app in apps]
+            await _until(lambda: buses[0].peers == buses[1].peers == 1, "never met")
+            yield apps[0], apps[1], heard
+        finally:
+            for app in apps:
+                await app.handler.aclose()
+            for store in stores:
+                await store.aclose()
+
+
+def _bus(app: A2AApp) -> PostgresBus:
+    bus = app.handler.runs.bus
+    assert isinstance(bus, PostgresBus)
+    return bus
+
+
+async def _start(app: A2AApp) -> str:
+    message = Message(role=Role.user, message_id=uuid.uuid4().hex, parts=[TextPart(text="go")])
+    params = MessageSendParams(
+        message=message, configuration=MessageSendConfiguration(blocking=False)
+    )
+    started = await app.handler.send_message(params)
+    assert isinstance(started, Task)
+    return started.id
+
+
+async def _stored(app: A2AApp, task_id: str, count: int) -> None:
+    store = app.handler.task_store
+    await _until(
+        lambda: (
+            (live := app.handler.runs.live.get(task_id)) is None or live.log.last_sequence >= count
+        ),
+        "the events were never stored",
+    )
+    assert len(await store.events(task_id)) >= count
+
+
+def _noted(heard: list[str], task_id: str) -> list[int]:
+    """The sequence numbers of the events notes heard of ``task_id``."""
+    return [int(n.split(" ")[1]) for n in heard if n.startswith("e ") and n.endswith(task_id)]
+
+
+async def test_events_notes_go_out_only_while_another_process_follows_the_task() -> None:
+    """Two processes met: a task run in one, followed by nobody, is noted to nobody; a
+    resubscriber in the other follows it and gets every event, in order, to the end;
+    the notes went out only while it followed, and its unfollow stops them."""
+    orders: asyncio.Queue[str | None] = asyncio.Queue()
+    async with _two_processes(orders) as (here, there, heard):
+        for said in ("one", "two"):
+            orders.put_nowait(said)
+        task_id = await _start(here)
+        await _stored(here, task_id, 2)
+        before = (await here.handler.task_store.events(task_id))[-1].sequence
+        stream = await there.handler.resubscribe(TaskIdParams(id=task_id))
+        first = await anext(stream)  # the task as stored, the follow said
+        await _until(lambda: _bus(here).wanted(task_id), "the follow was never heard")
+        for more in ("three", "four", None):
+            orders.put_nowait(more)
+        rest = [item async for item in stream]
+        sequences = [first[0]] + [sequence for sequence, _ in rest]
+        assert sequences == list(range(first[0], first[0] + len(sequences)))
+        last = rest[-1][1]
+        assert isinstance(last, TaskStatusUpdateEvent)
+        assert last.final
+        assert last.status.state is TaskState.completed
+        await _until(lambda: not _bus(here).wanted(task_id), "the unfollow was never heard")
+        assert all(sequence > before for sequence in _noted(heard, task_id)), heard
+        assert _noted(heard, task_id), "no note went out while it was followed"
+        orders.put_nowait(None)
+        other = await _start(here)  # followed by nobody: no note
+        await _until(lambda: other not in here.handler.runs.live, "never ended")
+        assert not _noted(heard, other)
+
+
+async def test_a_follow_not_heard_is_made_good_when_the_runner_listens_again() -> None:
+    """The process running the task is not listening when the other starts to follow
+    it (its listening connection is cut), and so notes none of its events; once it
+    listens again it says hello, is told of the follow again, and notes the task's
+    events from then on: the follower reads the task to its end."""
+    orders: asyncio.Queue[str | None] = asyncio.Queue()
+    async with _two_processes(orders) as (here, there, _):
+        orders.put_nowait("one")
+        task_id = await _start(here)
+        await _stored(here, task_id, 2)
+        runner = _bus(here)
+        listening = runner._listening_pid
+        async with _bus(there)._engine.connect() as admin:
+            raw: Any = (await admin.get_raw_connection()).driver_connection
+            assert await raw.fetchval("SELECT pg_terminate_backend($1)", listening)
+        stream = await there.handler.resubscribe(TaskIdParams(id=task_id))
+        await anext(stream)
+        orders.put_nowait("two")  # stored while the runner does not listen: not noted
+        await _until(lambda: runner._listening_pid not in (0, listening), "never again")
+        await _until(lambda: runner.wanted(task_id), "the follow was never heard")
+        orders.put_nowait(None)
+        rest = [item async for item in stream]  # ends only if it hears of the end
+        chunks = [e.artifact for _, e in rest if isinstance(e, TaskArtifactUpdateEvent)]
+        assert [chunk.parts[0] for chunk in chunks] == [TextPart(text="two")]
+        last = rest[-1][1]
+        assert isinstance(last, TaskStatusUpdateEvent)
+        assert last.status.state is TaskState.completed
+
+
+async def test_follows_survive_an_unfollow_in_between_and_end_with_a_bye() -> None:
+    """A follow, an unfollow and a follow again of one task sent at once (PostgreSQL
+    folds identical notes of one transaction into one) leave the task followed; the
+    follower is told to read it once the other heard the follow; its bye ends its
+    follows; a bus that starts later is told of the follows there are."""
+    channel = _channel()
+    async with postgres_engines(3) as (first, second, third):
+        runner, follower = PostgresBus(first, channel), PostgresBus(second, channel)
+        told: list[str] = []
+        await runner.start(lambda note: None)
+        await follower.start(told.append)
+        later = PostgresBus(third, channel)
+        try:
+            await _until(lambda: runner.peers == follower.peers == 1, "never met")
+            follower.follow("t")
+            follower.unfollow("t")
+            follower.follow("t")
+            follower.follow("t 2")  # an id with a space in it
+            await follower.send("c mark")
+            await _until(lambda: "* t" in told and "* t 2" in told, "no answer")
+            assert runner.wanted("t")
+            assert runner.wanted("t 2")
+            follower.unfollow("t 2")
+            await _until(lambda: not runner.wanted("t 2"), "the unfollow was never heard")
+            await later.start(lambda note: None)
+            await _until(lambda: later.wanted("t"), "the newcomer was never told")
+            await follower.aclose()
+            await _until(lambda: not runner.wanted("t") and not later.wanted("t"), "no bye")
+        finally:
+            await later.aclose()
+            await follower.aclose()
+            await runner.aclose()

@@ -4,12 +4,20 @@ Theory of operation
 -------------------
 The bus carries only short notes, never events: ``e <sequence> <task id>`` ("task T
 has events up to N"), ``c <task id>`` ("whoever runs task T: cancel it") and
-``p <task id>`` ("task T's push configs changed: read them again"). A process
-that hears of events it has not seen reads them from the store by sequence number and
-hands them to its readers, so the store stays the one source of truth: a lost note
-costs latency (the next note of that task brings the reader up to date), never an
-event. A process may hear its own notes too (``PostgresBus`` drops them), and ignores
-what it already knows.
+``p <task id>`` ("task T's push configs changed: read them again"); a bus also tells
+its receiver ``*`` ("catch up on everything": notes may have been missed) and
+``* <task id>`` ("catch up on task T"). A process that hears of events it has not seen
+reads them from the store by sequence number and hands them to its readers, so the
+store stays the one source of truth: a lost note costs latency (the next note of that
+task brings the reader up to date), never an event. A process may hear its own notes
+too (``PostgresBus`` drops them), and ignores what it already knows.
+
+A process *follows* a task while a reader here waits for events another process may
+store (a resubscriber, a cancel passed on): ``Bus.follow`` and ``Bus.unfollow``.
+``Bus.wanted`` says whether any other process follows a task: the events notes of the
+others are not worth sending. ``PostgresBus`` keeps to that (each process tells the
+others what it follows, and reads the task again once each has heard it); ``RedisBus``
+sends every note.
 
 ``Bus`` is two calls. ``PostgresBus`` (``parley.stores.sql``) uses PostgreSQL
 ``LISTEN/NOTIFY`` on the task database, the default for a shared PostgreSQL store;
@@ -43,6 +51,21 @@ class Bus(Protocol):
         """Send a note to every process (best effort: a note may be lost)."""
         ...
 
+    def follow(self, task_id: str) -> None:
+        """A reader here waits for the task's events, wherever it runs: from now on every
+        process that stores events of it sends their note, and this one is told
+        ``* <task id>`` once each has heard it (events stored before, unannounced)."""
+        ...
+
+    def unfollow(self, task_id: str) -> None:
+        """One of the readers that ``follow`` the task is done."""
+        ...
+
+    def wanted(self, task_id: str) -> bool:
+        """Whether another process follows the task: a note of its events is worth
+        sending. Asked right after the events are stored, with no await in between."""
+        ...
+
     async def aclose(self) -> None: ...
 
 
@@ -69,7 +92,10 @@ class Announcer:
         self._sending: asyncio.Task[None] | None = None
 
     def announce(self, task_id: str, sequence: int) -> None:
-        """``task_id`` has events up to ``sequence`` in the store."""
+        """``task_id`` has events up to ``sequence`` in the store: noted if another
+        process follows it."""
+        if not self.bus.wanted(task_id):
+            return
         self._notes[task_id] = sequence
         if self._sending is None or self._sending.done():
             self._sending = asyncio.create_task(self._send(), name="parley-bus-send")
@@ -139,6 +165,15 @@ class RedisBus:
             await self._redis.publish(self._channel, note)
         except self._failures as error:
             logger.warning("event bus: could not send %r over Redis (%s)", note, error)
+
+    def follow(self, task_id: str) -> None:
+        """Nothing to do: every note goes out."""
+
+    def unfollow(self, task_id: str) -> None:
+        """Nothing to do: every note goes out."""
+
+    def wanted(self, task_id: str) -> bool:
+        return True
 
     async def aclose(self) -> None:
         listening, self._listening = self._listening, None

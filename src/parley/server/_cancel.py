@@ -97,8 +97,9 @@ class Cancels:
         turn = self.runs.begin(live)
         try:
             await self.runs.own(live, turn)
-        except InvalidParamsError:  # another process runs it
-            await self._cancel_elsewhere(live, metadata, call)
+        except InvalidParamsError:  # another process runs it: its events noted here
+            with self.runs.following(live.task_id):
+                await self._cancel_elsewhere(live, metadata, call)
             return
         async with turn:
             if not _settled(live):

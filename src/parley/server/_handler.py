@@ -223,25 +223,26 @@ class RequestHandler:
 
     async def _follow(self, task_id: str, after: int | None, owner: str | None) -> EventStream:
         async with self.runs.hold(task_id, owner) as live:
-            elsewhere = await self._run_elsewhere(live)
-            assert live.task is not None
-            log, replayed = live.log, False
-            position = None if after is None else min(after, log.last_sequence)
-            if position is not None and position < log.last_sequence:
-                stored = await self.task_store.events(task_id, position)
-                if not stored or stored[0].sequence != position + 1:
-                    position = None  # those events are gone: the Task stands in for them
-                for entry in stored if position is not None else ():
-                    yield entry.sequence, entry.event
-                    if ends_interaction(entry.event):
-                        return
-                    position, replayed = entry.sequence, True
-            if position is None or not (replayed or elsewhere or _followed(live)):
-                position = log.last_sequence
-                yield position, _trim(live.task, None)
-            if elsewhere or _followed(live):
-                async for item in log.read(position, ends_interaction):
-                    yield item
+            with self.runs.following(task_id):  # the other processes note its events
+                elsewhere = await self._run_elsewhere(live)
+                assert live.task is not None
+                log, replayed = live.log, False
+                position = None if after is None else min(after, log.last_sequence)
+                if position is not None and position < log.last_sequence:
+                    stored = await self.task_store.events(task_id, position)
+                    if not stored or stored[0].sequence != position + 1:
+                        position = None  # those events are gone: the Task stands in for them
+                    for entry in stored if position is not None else ():
+                        yield entry.sequence, entry.event
+                        if ends_interaction(entry.event):
+                            return
+                        position, replayed = entry.sequence, True
+                if position is None or not (replayed or elsewhere or _followed(live)):
+                    position = log.last_sequence
+                    yield position, _trim(live.task, None)
+                if elsewhere or _followed(live):
+                    async for item in log.read(position, ends_interaction):
+                        yield item
 
     async def _run_elsewhere(self, live: LiveTask) -> bool:
         """With a shared store: bring ``live`` up to date, and say whether the task is
@@ -267,6 +268,8 @@ class RequestHandler:
             live = self.runs.live.get(rest)
             if live is not None:
                 live.push_configs_changed()
+        elif kind == "*" and rest:  # the answer to a follow
+            self.runs.heard(rest, None)
         elif kind == "*":
             self.runs.heard("*", None)
             for live in self.runs.live.values():  # a push note may be among those missed

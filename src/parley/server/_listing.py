@@ -6,8 +6,8 @@ Tasks come latest status timestamp first (§3.1.4; ``status_time`` of
 front). The page token is opaque to the client: the base64url of the last task's
 position (status time, id), so the next page starts exactly after it however many tasks
 arrived or moved meanwhile (cursor pagination, never an offset): no task is listed
-twice, and every task that did not move during the walk is listed. A live task is shown
-as it is now, not as last stored.
+twice, and every task that did not move during the walk is listed. A task this process
+runs is shown as it is now, not as last stored.
 """
 
 from __future__ import annotations
@@ -91,7 +91,11 @@ def _position(token: str) -> tuple[float, str]:
 
 
 def _shown(live: LiveTask | None, stored: Task, params: ListTasksParams) -> Task:
-    task = live.task if live is not None and live.task is not None else stored
+    task = stored
+    # A task run here as it is now. Not a copy here of one run elsewhere: unless a
+    # reader here follows it, it hears of no event (see ``_bus``); the store has them.
+    if live is not None and live.task is not None and live.turn is not None:
+        task = live.task
     update: dict[str, object] = {}
     if not params.include_artifacts:
         update["artifacts"] = None

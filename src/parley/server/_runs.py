@@ -29,8 +29,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from typing import Any, Protocol
 
@@ -182,9 +182,23 @@ class TaskRuns:
                 if snapshot is not None and snapshot.sequence == live.log.last_sequence:
                     live.task = snapshot.task
 
+    @contextmanager
+    def following(self, task_id: str) -> Iterator[None]:
+        """For the block, a reader here waits for the task's events, wherever it runs:
+        the other processes note them (see ``Bus.follow``)."""
+        bus = self.bus
+        if bus is None:
+            yield
+            return
+        bus.follow(task_id)
+        try:
+            yield
+        finally:
+            bus.unfollow(task_id)
+
     def heard(self, task_id: str, sequence: int | None) -> None:
         """A note from the bus: ``task_id`` has events up to ``sequence`` (``None``:
-        maybe anything, catch up on every task here)."""
+        maybe any; ``task_id`` ``"*"``: catch up on every task here)."""
         lives = [self.live.get(task_id)] if task_id != "*" else list(self.live.values())
         for live in lives:
             if live is None or live.turn is not None:

@@ -24,6 +24,21 @@ may have kept notes back before it knew of this bus, and said so only after, so 
 any note it kept back, whose events were stored before; catching up then reads them
 all. A peer that ends without its bye (a crash) stays counted: notes keep going out,
 which costs time, never a note.
+
+Events notes go out only for the tasks another process follows (``follow``: a reader
+there waits for them), so two processes that each run their own tasks send none.
+``f <id> <n> <task>`` says that bus ``<id>`` follows the task, ``u <id> <n> <task>``
+that it stopped (``<n>`` counts, so that PostgreSQL, which delivers one of identical
+notes sent in one transaction, never folds a follow into an earlier one). A bus that
+hears a follow answers ``r <id> <task>`` ("read it now"): it noted nothing of the
+task's events stored before it heard the follow, and those were stored before its
+answer, so the follower, told ``"* <task>"`` on the answer, reads them all; from the
+follow on, every events note of the task goes out (``wanted`` is asked right after
+the events are stored). A bus sends its follows again with each hello it says (after
+listening anew, after a note could not be sent) and to each peer that says hello or
+that it did not know (a process restarted, or one that did not hear them while its
+listener was down). A follower that ends without its bye leaves its follows behind:
+their notes keep going out, which costs time, never a note.
 """
 
 from __future__ import annotations
@@ -40,8 +55,8 @@ logger = logging.getLogger("parley.server")
 
 CHANNEL = "parley_events"
 _RETRY = 1.0
-_GREETINGS = ("h ", "a ", "b ")
 _NOTIFY = "SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note"
+_FOLLOWS = ("f", "u", "r")
 
 
 class PostgresBus:
@@ -56,12 +71,20 @@ class PostgresBus:
         self._sender: asyncio.Task[None] | None = None
         self._sending_pid = 0
         """The server process of the sending connection: notes from it are our own."""
+        self._listening_pid = 0
+        """The server process of the listening connection."""
         self._id = uuid.uuid4().hex
         """This bus's name in its hello and bye."""
         self._peers: set[str] = set()
         """The other buses heard from (by their hello or answer), not gone (by a bye)."""
         self._again: asyncio.TimerHandle | None = None
-        """A hello to send again: one could not be sent."""
+        """A hello to send again: a note could not be sent."""
+        self._following: dict[str, int] = {}
+        """Task id -> how many readers here follow it."""
+        self._followers: dict[str, set[str]] = {}
+        """Task id -> the other buses that follow it (by their follows)."""
+        self._said = 0
+        """How many follows and unfollows this bus has said (each note's ``<n>``)."""
 
     @property
     def peers(self) -> int:
@@ -78,11 +101,13 @@ class PostgresBus:
         def heard(connection: Any, pid: int, channel: str, payload: str) -> None:
             if pid == self._sending_pid:
                 return
-            kind, _, peer = payload.partition(" ")
-            if kind in ("h", "a"):
-                self._met(peer, kind == "h", receive)
+            kind, _, rest = payload.partition(" ")
+            if kind in _FOLLOWS:
+                self._followed(kind, rest, receive)
+            elif kind in ("h", "a"):
+                self._met(rest, kind == "h", receive)
             elif kind == "b":
-                self._peers.discard(peer)
+                self._gone(rest)
             else:
                 receive(payload)
 
@@ -92,6 +117,7 @@ class PostgresBus:
                     raw = await connection.get_raw_connection()
                     driver: Any = raw.driver_connection
                     await driver.add_listener(self._channel, heard)
+                    self._listening_pid = driver.get_server_pid()
                     self._hello()
                     if ready.done():
                         receive("*")  # back after a drop: notes may have been missed
@@ -119,7 +145,63 @@ class PostgresBus:
         if hello or peer not in self._peers:
             self._peers.add(peer)
             self._queue(f"a {self._id}")
+            self._queue_follows()
         receive("*")
+
+    def _gone(self, peer: str) -> None:
+        """``peer`` said bye: it listens no more, and follows nothing."""
+        self._peers.discard(peer)
+        for task_id in [t for t, peers in self._followers.items() if peer in peers]:
+            self._stop_following(task_id, peer)
+
+    def _followed(self, kind: str, note: str, receive: Callable[[str], None]) -> None:
+        """A follow (answered), an unfollow, or the answer to a follow of this bus."""
+        peer, _, rest = note.partition(" ")
+        if kind == "r":  # ``r <id> <task>``
+            if peer == self._id and rest in self._following:
+                receive(f"* {rest}")
+            return
+        task_id = rest.partition(" ")[2]  # ``f|u <id> <n> <task>``
+        if kind == "f":
+            self._followers.setdefault(task_id, set()).add(peer)
+            self._queue(f"r {peer} {task_id}")
+        else:
+            self._stop_following(task_id, peer)
+
+    def _stop_following(self, task_id: str, peer: str) -> None:
+        peers = self._followers.get(task_id)
+        if peers is not None:
+            peers.discard(peer)
+            if not peers:
+                del self._followers[task_id]
+
+    def follow(self, task_id: str) -> None:
+        """A reader here waits for the task's events (see ``Bus.follow``)."""
+        readers = self._following.get(task_id, 0)
+        self._following[task_id] = readers + 1
+        if not readers and self._peers:  # a peer met later is told with the others
+            self._queue(self._follow_note("f", task_id))
+
+    def unfollow(self, task_id: str) -> None:
+        readers = self._following.get(task_id, 0) - 1
+        if readers > 0:
+            self._following[task_id] = readers
+            return
+        self._following.pop(task_id, None)
+        if self._peers:
+            self._queue(self._follow_note("u", task_id))
+
+    def wanted(self, task_id: str) -> bool:
+        """Whether another process follows the task (see ``Bus.wanted``)."""
+        return task_id in self._followers
+
+    def _follow_note(self, kind: str, task_id: str) -> str:
+        self._said += 1
+        return f"{kind} {self._id} {self._said} {task_id}"
+
+    def _queue_follows(self) -> None:
+        for task_id in self._following:
+            self._queue(self._follow_note("f", task_id))
 
     async def send(self, note: str) -> None:
         """Queue ``note`` if another process listens; the sender task sends it with
@@ -132,6 +214,7 @@ class PostgresBus:
             self._again.cancel()
             self._again = None
         self._queue(f"h {self._id}")
+        self._queue_follows()
 
     def _queue(self, note: str) -> None:
         self._queued.append(note)
@@ -150,8 +233,10 @@ class PostgresBus:
                 await driver.execute(_NOTIFY, self._channel, notes)
             except Exception:
                 logger.exception("event bus: could not send %d notes", len(notes))
-                if any(note[:2] in _GREETINGS for note in notes) and self._again is None:
-                    # who listens is learnt again from the answers to a hello
+                if self._again is None:
+                    # A hello makes good what was lost: who listens is learnt again from
+                    # the answers, every peer catches up on everything it follows, and
+                    # this bus's follows go with it.
                     self._again = asyncio.get_running_loop().call_later(_RETRY, self._hello)
                 sending, self._sending = self._sending, None
                 if sending is not None:
