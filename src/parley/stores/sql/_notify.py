@@ -85,6 +85,8 @@ class PostgresBus:
         """Task id -> the other buses that follow it (by their follows)."""
         self._said = 0
         """How many follows and unfollows this bus has said (each note's ``<n>``)."""
+        self._closed = False
+        """Closing: nothing more is queued (the bye is the last note)."""
 
     @property
     def peers(self) -> int:
@@ -217,6 +219,8 @@ class PostgresBus:
         self._queue_follows()
 
     def _queue(self, note: str) -> None:
+        if self._closed:
+            return
         self._queued.append(note)
         if self._sender is None or self._sender.done():
             self._sender = asyncio.create_task(self._send_queued(), name="parley-bus-send")
@@ -233,7 +237,7 @@ class PostgresBus:
                 await driver.execute(_NOTIFY, self._channel, notes)
             except Exception:
                 logger.exception("event bus: could not send %d notes", len(notes))
-                if self._again is None:
+                if self._again is None and not self._closed:
                     # A hello makes good what was lost: who listens is learnt again from
                     # the answers, every peer catches up on everything it follows, and
                     # this bus's follows go with it.
@@ -244,17 +248,22 @@ class PostgresBus:
                     await sending.close()
 
     async def aclose(self) -> None:
-        if self._again is not None:
-            self._again.cancel()
-        if self._peers:
-            self._queue(f"b {self._id}")
-        sender = self._sender
-        if sender is not None and not sender.done():  # the last notes, not cut in half
-            await asyncio.wait([sender], timeout=2)
+        # Hearing first: a note heard while closing (an answer, a follow) would start a
+        # sender, and a connection, after the sending one is closed.
         listening, self._listening = self._listening, None
         if listening is not None:
             listening.cancel()
             await asyncio.gather(listening, return_exceptions=True)
+        if self._peers:
+            self._queue(f"b {self._id}")
+        self._closed = True
+        if self._again is not None:
+            self._again.cancel()
+        sender = self._sender
+        if sender is not None and not sender.done():  # the last notes, not cut in half
+            await asyncio.wait([sender], timeout=2)
+            sender.cancel()
+            await asyncio.gather(sender, return_exceptions=True)
         sending, self._sending = self._sending, None
         if sending is not None:
             await sending.close()
