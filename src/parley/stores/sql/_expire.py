@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import (
@@ -69,6 +69,9 @@ Run = Callable[[Any], Sequence[Any]]
 
 T = TypeVar("T")
 
+Batch = Callable[[int], Awaitable[tuple[int, int]]]
+"""Deletes up to ``want`` expired tasks: how many it found, and how many of those went."""
+
 
 async def expire(store: SQLStore, ended: float, waiting: float, limit: int | None) -> int:
     """Delete up to ``limit`` expired tasks (all, ``BATCH`` per transaction, when
@@ -79,16 +82,26 @@ async def expire(store: SQLStore, ended: float, waiting: float, limit: int | Non
     if isinstance(store.writer, SQLiteWriter):
         return await _expire_sqlite(store, store.writer, ended, waiting, limit)
     condition, recheck = _expired(ended, waiting), _still_expired(ended, waiting)
-    removed = 0
-    while True:
-        want = BATCH if limit is None else min(BATCH, limit - removed)
+
+    async def batch(want: int) -> tuple[int, int]:
         engine = await store._connect()
         async with engine.connect() as connection:
             query = select(tasks.c.id).where(condition).limit(want)
             found = list((await connection.execute(query)).scalars())
-        if found:
-            removed += await _write(store, _deleting(found, recheck))
-        if len(found) < want:  # none left: now the claims that never led to a task
+        return len(found), await _write(store, _deleting(found, recheck)) if found else 0
+
+    return await _in_batches(store, ended, limit, batch)
+
+
+async def _in_batches(store: SQLStore, ended: float, limit: int | None, batch: Batch) -> int:
+    """Run ``batch`` until it finds fewer expired tasks than it was asked for (then the
+    claims that never led to a task go too) or ``limit`` tasks are gone; how many went."""
+    removed = 0
+    while True:
+        want = BATCH if limit is None else min(BATCH, limit - removed)
+        found, gone = await batch(want)
+        removed += gone
+        if found < want:  # none left: now the claims that never led to a task
             await _forget_claims(store, ended, BATCH)
             return removed
         if limit is not None and removed >= limit:
@@ -98,32 +111,23 @@ async def expire(store: SQLStore, ended: float, waiting: float, limit: int | Non
 async def _expire_sqlite(
     store: SQLStore, writer: SQLiteWriter, ended: float, waiting: float, limit: int | None
 ) -> int:
-    removed = 0
-    while True:
-        want = BATCH if limit is None else min(BATCH, limit - removed)
+    async def batch(want: int) -> tuple[int, int]:
         gone: int = await writer.submit(_sqlite_batch(ended, waiting, want))
-        removed += gone
-        if gone < want:  # none left: now the claims that never led to a task
-            await _forget_claims(store, ended, BATCH)
-            return removed
-        if limit is not None and removed >= limit:
-            return removed
+        return gone, gone
+
+    return await _in_batches(store, ended, limit, batch)
 
 
 async def _expire_postgres(store: SQLStore, ended: float, waiting: float, limit: int | None) -> int:
-    removed = 0
     engine = await store._connect()
     async with engine.connect() as connection:
         raw: Any = (await connection.get_raw_connection()).driver_connection
-        while True:
-            want = BATCH if limit is None else min(BATCH, limit - removed)
+
+        async def batch(want: int) -> tuple[int, int]:
             gone = int(await raw.fetchval(PG_EXPIRE, _TERMINAL, ended, _INTERRUPTED, waiting, want))
-            removed += gone
-            if gone < want:  # none left: now the claims that never led to a task
-                await _forget_claims(store, ended, BATCH)
-                return removed
-            if limit is not None and removed >= limit:
-                return removed
+            return gone, gone
+
+        return await _in_batches(store, ended, limit, batch)
 
 
 _GONE_ROWS = ",\n".join(
