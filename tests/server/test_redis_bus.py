@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import socket
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 
@@ -45,8 +47,10 @@ class Cut:
     fails whichever test runs next. Here every socket is held from the moment
     ``accept`` returns it, and a cut closes them all."""
 
-    def __init__(self) -> None:
+    def __init__(self, delay: float = 0.0) -> None:
         self.port = 0
+        self.delay = delay
+        """Seconds each chunk from the client waits before it goes on to Redis."""
         self._lock = threading.Lock()
         self._listener: socket.socket | None = None
         self._sockets: set[socket.socket] = set()
@@ -109,14 +113,17 @@ class Cut:
             if not self._hold(listener, upstream):
                 _shut(client)
                 return
-            self._start(_pump, client, upstream)
+            self._start(functools.partial(_pump, delay=self.delay), client, upstream)
             self._start(_pump, upstream, client)
 
 
-def _pump(source: socket.socket, sink: socket.socket) -> None:
-    """Copy ``source`` to ``sink`` until either ends; then end both (a cut pipe)."""
+def _pump(source: socket.socket, sink: socket.socket, delay: float = 0.0) -> None:
+    """Copy ``source`` to ``sink`` until either ends, each chunk ``delay`` seconds
+    late; then end both (a cut pipe)."""
     with contextlib.suppress(OSError):
         while data := source.recv(65536):
+            if delay:
+                time.sleep(delay)
             sink.sendall(data)
     _shut(source)
     _shut(sink)
@@ -170,6 +177,27 @@ async def test_the_bus_listens_again_after_a_cut_and_says_catch_up(
     finally:
         await bus.aclose()
         await other.aclose()
+
+
+async def test_a_note_sent_right_after_the_bus_started_is_heard() -> None:
+    # ``start`` returns once Redis has the subscription, not once the command is sent:
+    # here the command reaches Redis 0.3 s late, and a note published directly at once
+    # would otherwise reach no one.
+    slow = Cut(delay=0.3)
+    await slow.open()
+    channel = f"parley-test-{uuid.uuid4().hex}"
+    heard: list[str] = []
+    bus = RedisBus(f"redis://127.0.0.1:{slow.port}/0", channel)
+    other = RedisBus(f"redis://127.0.0.1:{REDIS_PORT}/0", channel)
+    try:
+        await bus.start(heard.append)
+        await other.send("e 1 t")
+        await _until(lambda: "e 1 t" in heard, seconds=5)
+        assert heard == ["e 1 t"]
+    finally:
+        await bus.aclose()
+        await other.aclose()
+        slow.close()
 
 
 async def test_a_push_config_set_while_redis_is_down_is_stored_and_answered(

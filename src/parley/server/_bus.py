@@ -140,9 +140,10 @@ class RedisBus:
 
     async def _listen(self, receive: Receiver, ready: asyncio.Future[None]) -> None:
         while True:
-            pubsub = self._redis.pubsub(ignore_subscribe_messages=True)
+            pubsub = self._redis.pubsub()
             try:
                 await pubsub.subscribe(self._channel)
+                await _subscribed(pubsub)
                 if ready.done():
                     receive("*")  # back after a drop: notes may have been missed
                 else:
@@ -181,6 +182,18 @@ class RedisBus:
             listening.cancel()
             await asyncio.gather(listening, return_exceptions=True)
         await self._redis.aclose()
+
+
+async def _subscribed(pubsub: Any) -> None:
+    """Wait for Redis to confirm the subscription: ``subscribe`` only sends the command,
+    and a note published before Redis has it reaches no one. Until then the bus has not
+    started (or is not back), so no note is missed after it says so. A Redis that does
+    not confirm in time is a failure (``TimeoutError`` is an ``OSError``)."""
+    async with asyncio.timeout(_RETRY * 5):
+        while True:
+            message = await pubsub.get_message(timeout=_RETRY)
+            if message is not None and message.get("type") == "subscribe":
+                return
 
 
 def open_bus(url: str) -> Bus:
