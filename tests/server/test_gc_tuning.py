@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+from typing import Any
 
 import pytest
 
@@ -38,16 +39,21 @@ asyncio.run(main(json.loads(sys.argv[1]), json.loads(sys.argv[2])))
 """
 
 
-def serve_once(tune: bool, preset: tuple[int, int, int] | None = None) -> dict[str, object]:
+def run_fresh(script: str, *args: str, timeout: float = 60) -> Any:
+    """Run ``script`` in a fresh interpreter; the JSON of its last line of output."""
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SCRIPT), json.dumps(tune), json.dumps(preset)],
+        [sys.executable, "-c", textwrap.dedent(script), *args],
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def serve_once(tune: bool, preset: tuple[int, int, int] | None = None) -> dict[str, object]:
+    result: dict[str, object] = run_fresh(SCRIPT, json.dumps(tune), json.dumps(preset))
     assert result["card"] == 200
     return result
 
@@ -111,15 +117,7 @@ def test_a_finished_send_leaves_no_cycles_for_the_collector() -> None:
     # What a request leaves behind must be freed by reference counting: cyclic garbage
     # is found only by collections, whose pauses are the p99 of a busy server. (A live
     # task and its run slot referred to each other: 47 objects of every send.)
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(GARBAGE)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = run_fresh(GARBAGE, timeout=120)
     assert result["unreachable"] < result["sends"] // 4, result
 
 
@@ -147,15 +145,7 @@ def test_the_young_threshold_follows_what_is_alive() -> None:
     # the threshold, every collection walked it all and freed nothing (500 SQLite
     # streams: 60-90 us of each one's CPU). Such a collection raises the threshold; one
     # that frees much (garbage made faster) lowers it again.
-    done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(FOLLOWING)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    start, holding, collecting = json.loads(done.stdout.strip().splitlines()[-1])
+    start, holding, collecting = run_fresh(FOLLOWING)
     assert start == 40_000
     assert holding >= 4 * start, (start, holding)
     assert collecting < holding, (holding, collecting)
