@@ -71,8 +71,8 @@ def _claim_sqlite_file(engine: AsyncEngine) -> int | None:
     A POSIX record lock belongs to the process: every store of this process may open
     the database, a second process may not. The lock goes when the process does, however
     it ends."""
-    path = engine.url.database
-    if engine.dialect.name != "sqlite" or not path or path == ":memory:":
+    path = _sqlite_file(engine)
+    if path is None:
         return None
     try:
         descriptor = os.open(f"{path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
@@ -140,8 +140,19 @@ def _group_writer(engine: AsyncEngine) -> SQLiteWriter | PostgresWriter | None:
     url = engine.url
     if url.get_backend_name() == "postgresql":
         return PostgresWriter(engine)
-    if url.database in (None, "", ":memory:"):
+    path = _sqlite_file(engine)
+    if path is None or path != url.database:
+        return None  # in memory, or a URI filename the writer's own connection would not open
+    return SQLiteWriter(path)
+
+
+def _sqlite_file(engine: AsyncEngine) -> str | None:
+    """The file of a SQLite database; ``None`` for PostgreSQL or a database in memory
+    (``:memory:``, or a URI filename such as ``file:x?mode=memory&uri=true``)."""
+    url = engine.url
+    path = url.database
+    if engine.dialect.name != "sqlite" or not path or path == ":memory:":
         return None
-    if url.query.get("mode") == "memory" or url.database.startswith("file:"):
+    if url.query.get("mode") == "memory":
         return None
-    return SQLiteWriter(url.database)
+    return path.removeprefix("file:") if url.query.get("uri") == "true" else path
