@@ -1,11 +1,12 @@
 """Collector settings for a process that serves: ``tune_gc``.
 
 CPython's cyclic garbage collector runs a young collection every 700 net allocations of
-container objects, and a full one, over everything alive, every so often after that. A
-server with a few dozen requests in flight crosses 700 constantly, and its full
-collections walk every module, pydantic schema and object built at startup: measured on
-the benchmark's echo agent at 64 connections, 60 full collections in 11 s took 0.9 s
-between them, 22 ms the longest, and that pause was the p99 latency.
+container objects (2,000 on Python 3.13), and a full one, over everything alive, every
+so often after that. A server with a few dozen requests in flight crosses that
+constantly, and its full collections walk every module, pydantic schema and object
+built at startup: measured on the benchmark's echo agent at 64 connections, 60 full
+collections in 11 s took 0.9 s between them, 22 ms the longest, and that pause was the
+p99 latency.
 
 ``tune_gc`` collects once, then freezes what is alive (``gc.freeze``: the startup objects
 move to a generation no collection walks; they live as long as the process anyway) and
@@ -51,13 +52,18 @@ YOUNG_CEILING = 16 * YOUNG_THRESHOLD
 """The young threshold ``_follow`` raises it to at most: above what 500 SQLite streams
 hold alive (about 145,000), with room; one collection past it walks about as many."""
 MIDDLE_THRESHOLD = 100
-_DEFAULT_THRESHOLD = (700, 10, 10)
+_DEFAULT_THRESHOLDS = ((700, 10, 10), (2000, 10, 10))
+"""CPython's own: 3.11 and 3.12, then 3.13."""
+_AT_IMPORT = (gc.get_threshold(), gc.get_freeze_count())
+"""What the interpreter started with, as far as parley can tell: Python 3.12 starts
+with a few hundred objects frozen already, so "none frozen" cannot mean untouched."""
 
 
 def tune_gc() -> bool:
     """Tune the collector for serving; ``False`` (and nothing changed) when the process
     was tuned already, by this or by its own settings."""
-    if gc.get_freeze_count() or gc.get_threshold() != _DEFAULT_THRESHOLD:
+    threshold = gc.get_threshold()
+    if threshold not in _DEFAULT_THRESHOLDS or (threshold, gc.get_freeze_count()) != _AT_IMPORT:
         return False
     gc.collect()
     gc.freeze()
