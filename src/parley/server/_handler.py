@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from parley.protocol import (
-    ACTIVE_STATES,
     BY_NAME,
     A2AError,
     AuthenticatedExtendedCardNotConfiguredError,
@@ -224,7 +223,7 @@ class RequestHandler:
     async def _follow(self, task_id: str, after: int | None, owner: str | None) -> EventStream:
         async with self.runs.hold(task_id, owner) as live:
             with self.runs.following(task_id):  # the other processes note its events
-                elsewhere = await self._run_elsewhere(live)
+                elsewhere = await self.runs.elsewhere(live)
                 assert live.task is not None
                 log, replayed = live.log, False
                 position = None if after is None else min(after, log.last_sequence)
@@ -243,18 +242,6 @@ class RequestHandler:
                 if elsewhere or _followed(live):
                     async for item in log.read(position, ends_interaction):
                         yield item
-
-    async def _run_elsewhere(self, live: LiveTask) -> bool:
-        """With a shared store: bring ``live`` up to date, and say whether the task is
-        active but not run here. Another process runs it (its events come here through
-        the bus), or its process died and its lease expired, and the recovery sweep of
-        some process (this one's too) settles it soon: either way there is more to wait
-        for."""
-        if self.runs.owners is None or live.turn is not None:
-            return False
-        await self.runs.catch_up(live)
-        assert live.task is not None
-        return live.task.status.state in ACTIVE_STATES
 
     def _heard(self, note: str) -> None:
         """A note from another process (see ``_bus``)."""

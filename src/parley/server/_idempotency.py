@@ -25,7 +25,12 @@ def _scope(message: Message) -> str | None:
 
 @dataclass(slots=True)
 class Repeat:
-    """A message that was sent before, and what to answer it with."""
+    """A message that was sent before, and what to answer it with.
+
+    A task run here is answered from its live copy. One that another process may run
+    (a shared store, no run here) is answered as stored, since no note updates the copy
+    here unless a reader here follows it; and while it is active, a blocking or
+    streaming repeat follows it as a resubscriber does, to the end of its run."""
 
     runs: TaskRuns
     message: Message
@@ -36,8 +41,11 @@ class Repeat:
         going ends, when ``blocking``)."""
         if self.sent.reply is not None:
             return self.sent.reply
+        fresh = self.sent.task_id not in self.runs.live  # attach reads it from the store
         live = await self._attach()
         try:
+            if self.runs.maybe_elsewhere(live):
+                return await self._stored(live, blocking, fresh)
             if live.task is None or (blocking and _running(live)):
                 event = await _next_end(live, blocking)
                 if live.task is None and isinstance(event, Message):
@@ -48,13 +56,31 @@ class Repeat:
         finally:
             self.runs.let_go(live)
 
+    async def _stored(self, live: LiveTask, blocking: bool, fresh: bool) -> Task:
+        """``live`` as stored; when ``blocking``, once the run still going elsewhere
+        has ended (followed meanwhile: its process notes its events here)."""
+        if await self.runs.elsewhere(live, fresh) and blocking:
+            with self.runs.following(live.task_id):
+                if await self.runs.elsewhere(live):  # what was stored before the follow
+                    await _next_end(live, True)
+        assert live.task is not None
+        return live.task
+
     async def stream(self) -> AsyncGenerator[tuple[int, Event], None]:
         """The first send's stream as it stands: its reply, or the task, then the live
         events of the run still going until it ends."""
         if self.sent.reply is not None:
             yield 1, self.sent.reply
             return
+        fresh = self.sent.task_id not in self.runs.live
         live = await self._attach()
+        if self.runs.maybe_elsewhere(live):
+            try:  # held while followed: the notes heard reach the copy registered here
+                async for item in self._stored_stream(live, fresh):
+                    yield item
+            finally:
+                self.runs.let_go(live)
+            return
         self.runs.let_go(live)  # the log is read directly: no need to keep it registered
         after = 0
         if live.task is not None:
@@ -64,6 +90,23 @@ class Repeat:
                 return
         async for item in live.log.read(after, ends_interaction):
             yield item
+
+    async def _stored_stream(
+        self, live: LiveTask, fresh: bool
+    ) -> AsyncGenerator[tuple[int, Event], None]:
+        """``live`` as stored, then, while its run goes on elsewhere, its events as a
+        resubscriber gets them."""
+        assert live.task is not None
+        if not await self.runs.elsewhere(live, fresh):
+            yield live.log.last_sequence, live.task
+            return
+        with self.runs.following(live.task_id):
+            active = await self.runs.elsewhere(live)  # what was stored before the follow
+            after = live.log.last_sequence
+            yield after, live.task
+            if active:
+                async for item in live.log.read(after, ends_interaction):
+                    yield item
 
     async def _attach(self) -> LiveTask:
         live = await self.runs.attach(self.sent.task_id)

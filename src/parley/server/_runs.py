@@ -35,6 +35,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from parley.protocol import (
+    ACTIVE_STATES,
     InternalError,
     InvalidAgentResponseError,
     TaskNotFoundError,
@@ -181,6 +182,25 @@ class TaskRuns:
                 snapshot = await self.store.get(live.task_id)
                 if snapshot is not None and snapshot.sequence == live.log.last_sequence:
                     live.task = snapshot.task
+
+    def maybe_elsewhere(self, live: LiveTask) -> bool:
+        """Whether another process may run or have moved on ``live`` (a shared store,
+        and no run of it here): its copy here is only as fresh as the last note heard."""
+        return self.owners is not None and live.turn is None and live.task is not None
+
+    async def elsewhere(self, live: LiveTask, fresh: bool = False) -> bool:
+        """With a shared store: bring ``live`` up to date (unless ``fresh``: just read
+        from the store), and say whether the task is active but not run here. Another
+        process runs it (its events come here through the bus while a reader here
+        ``following`` it), or its process died and its lease expired, and the recovery
+        sweep of some process (this one's too) settles it soon: either way there is
+        more to wait for."""
+        if not self.maybe_elsewhere(live):
+            return False
+        if not fresh:
+            await self.catch_up(live)
+        assert live.task is not None
+        return live.turn is None and live.task.status.state in ACTIVE_STATES
 
     @contextmanager
     def following(self, task_id: str) -> Iterator[None]:
