@@ -338,3 +338,70 @@ async def test_follows_survive_an_unfollow_in_between_and_end_with_a_bye() -> No
             await later.aclose()
             await follower.aclose()
             await runner.aclose()
+
+
+# -- liveness: a process that ends with no bye ----------------------------------------
+
+
+async def _crash(bus: PostgresBus) -> None:
+    """The bus's process ends with no bye (SIGKILL, a machine lost): it hears and says
+    nothing more."""
+    bus._closed = True  # queues nothing more, so no bye
+    for running in (bus._beating, bus._listening):
+        assert running is not None
+        running.cancel()
+        await asyncio.gather(running, return_exceptions=True)
+
+
+async def test_a_follower_that_ends_with_no_bye_is_forgotten() -> None:
+    """A follower that crashes says no bye: its silence past three beats ends its
+    follows (and its place among the peers) in every other process, while a live
+    follower's follows stay."""
+    channel = _channel()
+    async with postgres_engines(3) as engines:
+        runner, follower, other = (PostgresBus(engine, channel, beat=0.2) for engine in engines)
+        for bus in (runner, follower, other):
+            await bus.start(lambda note: None)
+        try:
+            await _until(lambda: runner.peers == follower.peers == other.peers == 2, "never met")
+            follower.follow("t")
+            other.follow("u")
+            await _until(lambda: runner.wanted("t") and runner.wanted("u"), "never followed")
+            await _crash(follower)
+            await _until(lambda: not runner.wanted("t"), "the dead follower's follow stayed")
+            await _until(lambda: runner.peers == other.peers == 1, "the dead stayed a peer")
+            await _until(lambda: runner.wanted("u"), "a live follower's follow was lost")
+        finally:
+            for bus in (other, follower, runner):
+                await bus.aclose()
+
+
+def _stall(seconds: float) -> None:
+    """Block the event loop, as a process stalled (swapped out, paused) does."""
+    time.sleep(seconds)
+
+
+async def test_a_stall_past_the_silence_costs_a_catch_up_never_a_follow(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The event loop stalls past the silence (both buses here: each takes the other
+    for gone): they meet again, the follow is heard again and answered, and the
+    follower is told to read its task again, so nothing stored meanwhile is missed."""
+    channel = _channel()
+    async with postgres_engines(2) as (first, second):
+        runner, follower = (PostgresBus(engine, channel, beat=0.05) for engine in (first, second))
+        told: list[str] = []
+        await runner.start(lambda note: None)
+        await follower.start(told.append)
+        try:
+            await _until(lambda: runner.peers == follower.peers == 1, "never met")
+            follower.follow("t")
+            await _until(lambda: "* t" in told and runner.wanted("t"), "never followed")
+            told.clear()
+            _stall(0.5)  # no beat heard for ten
+            await _until(lambda: "taken for gone" in caplog.text, "nobody was taken for gone")
+            await _until(lambda: runner.peers == follower.peers == 1, "never met again")
+            await _until(lambda: runner.wanted("t") and "* t" in told, "the follow was lost")
+        finally:
+            await follower.aclose()
+            await runner.aclose()

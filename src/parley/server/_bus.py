@@ -16,7 +16,8 @@ A process *follows* a task while a reader here waits for events another process 
 store (a resubscriber, a cancel passed on): ``Bus.follow`` and ``Bus.unfollow``.
 ``Bus.wanted`` says whether any other process follows a task: the events notes of the
 others are not worth sending. ``PostgresBus`` keeps to that (each process tells the
-others what it follows, and reads the task again once each has heard it); ``RedisBus``
+others what it follows, and reads the task again once each has heard it; the follows of
+a process that ended with no bye end once it has been silent for a while); ``RedisBus``
 sends every note.
 
 ``Bus`` is two calls. ``PostgresBus`` (``parley.stores.sql``) uses PostgreSQL

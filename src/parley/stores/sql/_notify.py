@@ -22,8 +22,17 @@ other bus with ``a <id>``; a bus answered by one it did not know answers it back
 sender as a peer and tells its receiver ``"*"`` (catch up on everything): the sender
 may have kept notes back before it knew of this bus, and said so only after, so after
 any note it kept back, whose events were stored before; catching up then reads them
-all. A peer that ends without its bye (a crash) stays counted: notes keep going out,
-which costs time, never a note.
+all.
+
+A bus says ``k <id>`` ("still here") every beat (5 s) while another listens, and takes
+a peer it has not heard from for three beats (by any note carrying its id) for gone, as
+if it had said bye: so a process that ends with no bye (SIGKILL, a machine lost) is
+forgotten, and its follows with it, and notes stop going out for them. Silence means
+nothing while this bus does not listen (the peers' clocks start again when it listens
+anew). Taking a live peer for gone (a stall, a hello missed) costs latency, never a
+note: the bus then says hello, which every live peer answers with its follows, each
+answered in turn, so each follower reads its tasks again; and a ``k`` from a peer not
+known gets a hello too.
 
 Events notes go out only for the tasks another process follows (``follow``: a reader
 there waits for them), so two processes that each run their own tasks send none.
@@ -37,14 +46,15 @@ follow on, every events note of the task goes out (``wanted`` is asked right aft
 the events are stored). A bus sends its follows again with each hello it says (after
 listening anew, after a note could not be sent) and to each peer that says hello or
 that it did not know (a process restarted, or one that did not hear them while its
-listener was down). A follower that ends without its bye leaves its follows behind:
-their notes keep going out, which costs time, never a note.
+listener was down). A follower that ends without its bye is forgotten with its follows
+once silent for three beats (above).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -57,15 +67,23 @@ CHANNEL = "parley_events"
 _RETRY = 1.0
 _NOTIFY = "SELECT pg_notify($1, note) FROM unnest($2::text[]) AS note"
 _FOLLOWS = ("f", "u", "r")
+_BEAT = 5.0
+"""Seconds between a bus's "still here" notes (``k <id>``), while another listens."""
+_SILENT_BEATS = 3
+"""A peer not heard from for this many beats is taken for gone (ended with no bye)."""
 
 
 class PostgresBus:
     """Notes between processes sharing the PostgreSQL database of ``engine``."""
 
-    def __init__(self, engine: AsyncEngine, channel: str = CHANNEL) -> None:
+    def __init__(self, engine: AsyncEngine, channel: str = CHANNEL, beat: float = _BEAT) -> None:
         self._engine = engine
         self._channel = channel
+        self._beat = beat
         self._listening: asyncio.Task[None] | None = None
+        self._beating: asyncio.Task[None] | None = None
+        self._hearing = False
+        """Listening now: silence means something (not while listening anew)."""
         self._sending: AsyncConnection | None = None
         self._queued: list[str] = []
         self._sender: asyncio.Task[None] | None = None
@@ -75,8 +93,9 @@ class PostgresBus:
         """The server process of the listening connection."""
         self._id = uuid.uuid4().hex
         """This bus's name in its hello and bye."""
-        self._peers: set[str] = set()
-        """The other buses heard from (by their hello or answer), not gone (by a bye)."""
+        self._peers: dict[str, float] = {}
+        """The other buses heard from (by their hello or answer), not gone (by a bye, or
+        silent too long): when each was last heard from (``time.monotonic``)."""
         self._again: asyncio.TimerHandle | None = None
         """A hello to send again: a note could not be sent."""
         self._following: dict[str, int] = {}
@@ -98,6 +117,7 @@ class PostgresBus:
         ready = asyncio.get_running_loop().create_future()
         self._listening = asyncio.create_task(self._listen(receive, ready), name="parley-bus")
         await ready
+        self._beating = asyncio.create_task(self._beats(), name="parley-bus-beat")
 
     async def _listen(self, receive: Callable[[str], None], ready: asyncio.Future[None]) -> None:
         def heard(connection: Any, pid: int, channel: str, payload: str) -> None:
@@ -108,6 +128,8 @@ class PostgresBus:
                 self._followed(kind, rest, receive)
             elif kind in ("h", "a"):
                 self._met(rest, kind == "h", receive)
+            elif kind == "k":
+                self._alive(rest)
             elif kind == "b":
                 self._gone(rest)
             else:
@@ -121,12 +143,15 @@ class PostgresBus:
                     await driver.add_listener(self._channel, heard)
                     self._listening_pid = driver.get_server_pid()
                     self._hello()
+                    self._listening_anew()
                     if ready.done():
                         receive("*")  # back after a drop: notes may have been missed
                     else:
                         ready.set_result(None)
-                    closed = _termination(driver)
-                    await closed
+                    try:
+                        await _termination(driver)
+                    finally:
+                        self._hearing = False
                     # not back to the pool, where the store's next write would meet it
                     await connection.invalidate()
             except asyncio.CancelledError:
@@ -144,26 +169,37 @@ class PostgresBus:
         """``peer`` listens (and may have kept notes back before it knew of this bus);
         answer its hello, or its answer when it was not known (it may not know this
         bus: its hello before this bus listened)."""
-        if hello or peer not in self._peers:
-            self._peers.add(peer)
+        known = peer in self._peers
+        self._peers[peer] = time.monotonic()
+        if hello or not known:
             self._queue(f"a {self._id}")
             self._queue_follows()
         receive("*")
 
+    def _alive(self, peer: str) -> None:
+        """``peer`` is still here. One this bus does not know took it for gone, or was
+        not heard meeting it: a hello makes them meet again, its follows with it."""
+        if peer in self._peers:
+            self._peers[peer] = time.monotonic()
+        else:
+            self._hello()
+
     def _gone(self, peer: str) -> None:
         """``peer`` said bye: it listens no more, and follows nothing."""
-        self._peers.discard(peer)
+        self._peers.pop(peer, None)
         for task_id in [t for t, peers in self._followers.items() if peer in peers]:
             self._stop_following(task_id, peer)
 
     def _followed(self, kind: str, note: str, receive: Callable[[str], None]) -> None:
         """A follow (answered), an unfollow, or the answer to a follow of this bus."""
         peer, _, rest = note.partition(" ")
-        if kind == "r":  # ``r <id> <task>``
+        if kind == "r":  # ``r <id> <task>``: ``<id>`` is the follower's, not the sender's
             if peer == self._id and rest in self._following:
                 receive(f"* {rest}")
             return
         task_id = rest.partition(" ")[2]  # ``f|u <id> <n> <task>``
+        if peer in self._peers:
+            self._peers[peer] = time.monotonic()
         if kind == "f":
             self._followers.setdefault(task_id, set()).add(peer)
             self._queue(f"r {peer} {task_id}")
@@ -211,6 +247,43 @@ class PostgresBus:
         if self._peers:
             self._queue(note)
 
+    def _listening_anew(self) -> None:
+        """Silence while not listening says nothing of the peers: their clocks start
+        again (the hello just said makes each answer)."""
+        self._hearing = True
+        now = time.monotonic()
+        for peer in self._peers:
+            self._peers[peer] = now
+
+    async def _beats(self) -> None:
+        """Say "still here" every beat while another listens, and take the peers not
+        heard from for ``_SILENT_BEATS`` beats for gone."""
+        while True:
+            await asyncio.sleep(self._beat)
+            if self._peers:
+                self._queue(f"k {self._id}")
+            if self._hearing:
+                self._expire(time.monotonic() - self._beat * _SILENT_BEATS)
+
+    def _expire(self, silent_since: float) -> None:
+        """Forget the peers last heard before ``silent_since`` (ended with no bye: their
+        follows would be noted forever), and the follows of peers not known. Wrongly,
+        maybe (a stall, notes lost): so say hello, which every live peer answers with
+        its follows, each answered in turn, so its readers read their tasks again."""
+        silent = [peer for peer, heard in self._peers.items() if heard < silent_since]
+        for peer in silent:
+            del self._peers[peer]
+        dropped = False
+        for task_id, peers in list(self._followers.items()):
+            if not peers <= self._peers.keys():
+                dropped = True
+                peers.intersection_update(self._peers)
+                if not peers:
+                    del self._followers[task_id]
+        if silent or dropped:
+            logger.warning("event bus: %d silent processes taken for gone", len(silent))
+            self._hello()
+
     def _hello(self) -> None:
         if self._again is not None:
             self._again.cancel()
@@ -250,10 +323,11 @@ class PostgresBus:
     async def aclose(self) -> None:
         # Hearing first: a note heard while closing (an answer, a follow) would start a
         # sender, and a connection, after the sending one is closed.
-        listening, self._listening = self._listening, None
-        if listening is not None:
-            listening.cancel()
-            await asyncio.gather(listening, return_exceptions=True)
+        for running in (self._beating, self._listening):
+            if running is not None:
+                running.cancel()
+                await asyncio.gather(running, return_exceptions=True)
+        self._beating = self._listening = None
         if self._peers:
             self._queue(f"b {self._id}")
         self._closed = True
