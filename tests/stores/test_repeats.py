@@ -197,3 +197,26 @@ async def test_a_streaming_repeat_streams_the_run_elsewhere_to_its_end(kind: str
         assert last.status.state is TaskState.completed
         assert [item async for item in stream][-1] == rest[-1]
         assert task_id not in there.handler.runs.live
+
+
+@pytest.mark.parametrize("kind", BUSES)
+async def test_a_repeat_finds_a_task_another_process_is_still_starting(kind: str) -> None:
+    """The first send claimed the message in one process, whose agent has emitted
+    nothing yet (the task is stored with its first event): a repeat through the other
+    looks for it again until it is stored, and answers it, not "no longer kept"."""
+    orders: asyncio.Queue[str | None] = asyncio.Queue()
+    async with _two_processes(kind, orders) as (here, there):
+        params = _params(uuid.uuid4().hex, uuid.uuid4().hex, blocking=False)
+        first = asyncio.create_task(here.handler.send_message(params))
+        await _until(lambda: bool(here.handler.runs.live), "never started")
+        task_id = next(iter(here.handler.runs.live))
+        assert await here.handler.task_store.get(task_id) is None
+        repeat = asyncio.create_task(there.handler.send_message(params))
+        await asyncio.sleep(0.2)  # it looked, and found nothing yet
+        assert not repeat.done(), repeat
+        orders.put_nowait("one")
+        answered, repeated = await first, await repeat
+        assert isinstance(repeated, Task)
+        assert isinstance(answered, Task)
+        assert repeated.id == answered.id == task_id
+        orders.put_nowait(None)

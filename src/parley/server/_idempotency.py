@@ -9,6 +9,7 @@ with a Message), atomically, so two copies sent at once still make one run.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 
@@ -17,6 +18,10 @@ from parley.server._live import LiveTask
 from parley.server._runs import TaskRuns
 from parley.stores import SentMessage
 from parley.types import Event, Message, Task
+
+_STARTING = 5.0
+"""Seconds a repeat looks for a task another process is starting: it claimed the
+message, and stores the task with its agent's first event."""
 
 
 def _scope(message: Message) -> str | None:
@@ -43,6 +48,9 @@ class Repeat:
             return self.sent.reply
         fresh = self.sent.task_id not in self.runs.live  # attach reads it from the store
         live = await self._attach()
+        if live is None:
+            assert self.sent.reply is not None
+            return self.sent.reply
         try:
             if self.runs.maybe_elsewhere(live):
                 return await self._stored(live, blocking, fresh)
@@ -74,6 +82,10 @@ class Repeat:
             return
         fresh = self.sent.task_id not in self.runs.live
         live = await self._attach()
+        if live is None:
+            assert self.sent.reply is not None
+            yield 1, self.sent.reply
+            return
         if self.runs.maybe_elsewhere(live):
             try:  # held while followed: the notes heard reach the copy registered here
                 async for item in self._stored_stream(live, fresh):
@@ -108,10 +120,24 @@ class Repeat:
                 async for item in live.log.read(after, ends_interaction):
                     yield item
 
-    async def _attach(self) -> LiveTask:
-        live = await self.runs.attach(self.sent.task_id)
-        if live is None:
-            raise self._gone()
+    async def _attach(self) -> LiveTask | None:
+        """The first send's live task, held; ``None`` when it turned out to have had a
+        direct reply (now in ``sent``). With a shared store, a task not stored may be
+        one another process is starting: looked for again, ever less often, for up to
+        ``_STARTING`` s, with its reply (its agent may answer with a Message)."""
+        wait = 0.01
+        while (live := await self.runs.attach(self.sent.task_id)) is None:
+            scope = _scope(self.message)
+            if self.runs.owners is None or wait > _STARTING or scope is None:
+                raise self._gone()
+            await asyncio.sleep(wait)
+            wait *= 2
+            sent = await self.runs.store.find_message(scope, self.message.message_id)
+            if sent is None:
+                raise self._gone()
+            if sent.reply is not None:
+                self.sent = sent
+                return None
         return live
 
     def _gone(self) -> InvalidParamsError:
