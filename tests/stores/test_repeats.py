@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -220,3 +220,30 @@ async def test_a_repeat_finds_a_task_another_process_is_still_starting(kind: str
         assert isinstance(answered, Task)
         assert repeated.id == answered.id == task_id
         orders.put_nowait(None)
+
+
+async def test_a_streaming_repeat_closed_early_unfollows_at_once() -> None:
+    """The reader of a streaming repeat goes away (its stream closed after the task):
+    the task is let go of and unfollowed then, not when the garbage collector gets to
+    it; the process running it stops noting its events."""
+    orders: asyncio.Queue[str | None] = asyncio.Queue()
+    async with _two_processes("listen-notify", orders) as (here, there):
+        params = _params(uuid.uuid4().hex, uuid.uuid4().hex)
+        orders.put_nowait("one")
+        stream = await here.handler.stream_message(params)
+        _, started = await anext(stream)
+        assert isinstance(started, Task)
+        await _stored(here, started.id, 2)
+        repeated = await there.handler.stream_message(params)
+        assert isinstance(repeated, AsyncGenerator)
+        await anext(repeated)
+        follower, runner = there.handler.runs.bus, here.handler.runs.bus
+        assert isinstance(follower, PostgresBus)
+        assert isinstance(runner, PostgresBus)
+        assert follower._following == {started.id: 1}
+        await repeated.aclose()
+        assert follower._following == {}
+        assert started.id not in there.handler.runs.live
+        await _until(lambda: not runner.wanted(started.id), "never unfollowed")
+        orders.put_nowait(None)
+        assert [item async for item in stream]

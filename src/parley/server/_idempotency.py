@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import dataclass
 
 from parley.protocol import InvalidParamsError, ends_interaction
@@ -88,8 +89,11 @@ class Repeat:
             return
         if self.runs.maybe_elsewhere(live):
             try:  # held while followed: the notes heard reach the copy registered here
-                async for item in self._stored_stream(live, fresh):
-                    yield item
+                # closed with this stream (a reader gone): unfollowed now, not once
+                # the garbage collector finds it
+                async with aclosing(self._stored_stream(live, fresh)) as items:
+                    async for item in items:
+                        yield item
             finally:
                 self.runs.let_go(live)
             return
