@@ -14,10 +14,11 @@ import asyncio
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
 
-from parley.server import A2AApp, Bus, RedisBus, create_app
+from parley.server import A2AApp, AgentContext, Bus, RedisBus, agent, create_app
 from parley.stores.sql import PostgresBus, SQLStore
 from parley.types import (
     Message,
@@ -42,9 +43,10 @@ BUSES = ["listen-notify", "redis"]
 
 @asynccontextmanager
 async def _two_processes(
-    kind: str, orders: asyncio.Queue[str | None]
+    kind: str, orders: asyncio.Queue[str | None], executor: Any = None
 ) -> AsyncIterator[tuple[A2AApp, A2AApp]]:
-    """Two apps (engines, stores, buses) on one database, as two processes are, met."""
+    """Two apps (engines, stores, buses) on one database, as two processes are, met;
+    their agent ``_told(orders)``, or ``executor``."""
     channel = f"parley_test_{uuid.uuid4().hex[:12]}"
     async with postgres_engines(2) as engines:
         stores = [SQLStore(engine) for engine in engines]
@@ -53,7 +55,7 @@ async def _two_processes(
             for engine in engines
         ]
         apps = [
-            create_app(_told(orders), card(), task_store=store, bus=bus)
+            create_app(executor or _told(orders), card(), task_store=store, bus=bus)
             for store, bus in zip(stores, buses, strict=True)
         ]
         for app in apps:
@@ -247,3 +249,30 @@ async def test_a_streaming_repeat_closed_early_unfollows_at_once() -> None:
         await _until(lambda: not runner.wanted(started.id), "never unfollowed")
         orders.put_nowait(None)
         assert [item async for item in stream]
+
+
+@pytest.mark.parametrize("kind", BUSES)
+async def test_a_repeat_gets_the_direct_reply_another_process_is_still_making(
+    kind: str,
+) -> None:
+    """The first send's agent answers with a Message (no task is ever stored) in one
+    process; a repeat through the other, sent before the reply was, looks again until
+    the reply is recorded, and answers it."""
+    go = asyncio.Event()
+
+    @agent
+    async def replies(ctx: AgentContext) -> AsyncIterator[Message]:
+        await go.wait()
+        yield Message(role=Role.agent, message_id=uuid.uuid4().hex, parts=[TextPart(text="hi")])
+
+    async with _two_processes(kind, asyncio.Queue(), replies) as (here, there):
+        params = _params(uuid.uuid4().hex, uuid.uuid4().hex)
+        first = asyncio.create_task(here.handler.send_message(params))
+        await _until(lambda: bool(here.handler.runs.live), "never started")
+        repeat = asyncio.create_task(there.handler.send_message(params))
+        await asyncio.sleep(0.2)  # it looked, and found nothing yet
+        assert not repeat.done(), repeat
+        go.set()
+        answered, repeated = await first, await repeat
+        assert isinstance(answered, Message)
+        assert repeated == answered
