@@ -22,7 +22,7 @@ from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
 from parley.stores.sql import SQLStore
 from parley.stores.sql._group import AppendWrite, SaveWrite
 from parley.stores.sql._pg_batch import one_statement
-from parley.stores.sql._pg_writer import _commit
+from parley.stores.sql._pg_writer import ALONGSIDE, _commit
 from parley.stores.sql._schema import tasks
 from parley.stores.sql._store import _save_values, _touch_values
 from parley.types import (
@@ -122,6 +122,35 @@ async def test_events_without_a_status_leave_the_task_row_alone(
     assert version != first[3]
     assert touched >= first[2]
     assert [stored.sequence for stored in await store.events("t")] == [1, 2, 3, 4]
+
+
+async def test_a_few_writes_wait_for_the_batch_being_committed(
+    stores: tuple[SQLStore, SQLStore],
+) -> None:
+    """While a batch is being committed, writes queued meanwhile wait for it and go in
+    the next batch, rather than pay a batch (a statement and a commit) of their own;
+    once ``ALONGSIDE`` of them wait, they make a batch alongside (a batch stuck on a
+    lock holds up no more than that)."""
+    store, other = stores
+    lease = await store.acquire_lease("stuck", "p1", 60)
+    assert lease is not None
+    async with other.engine.connect() as holder:  # the lease row locked: the batch waits
+        await holder.execute(text("SELECT 1 FROM parley_leases WHERE task_id = 'stuck' FOR UPDATE"))
+        stuck = asyncio.create_task(
+            store.append("stuck", [StoredEvent(1, _task("stuck"))], lease=lease)
+        )
+        await _waiting_for_a_lock(holder)
+        ids = [f"w{number}" for number in range(ALONGSIDE)]
+        few = [asyncio.create_task(store.append(t, [StoredEvent(1, _task(t))])) for t in ids[:-1]]
+        done, _ = await asyncio.wait(few, timeout=0.5)
+        assert not done  # they wait for the stuck batch
+        last = asyncio.create_task(store.append(ids[-1], [StoredEvent(1, _task(ids[-1]))]))
+        await asyncio.gather(*few, last)  # enough of them: a batch of their own
+        assert not stuck.done()
+        await holder.rollback()
+    await stuck
+    for task_id in ["stuck", *ids]:
+        assert [stored.sequence for stored in await store.events(task_id)] == [1]
 
 
 async def test_a_lease_says_how_far_the_log_is(stores: tuple[SQLStore, SQLStore]) -> None:

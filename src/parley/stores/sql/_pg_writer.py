@@ -16,9 +16,14 @@ rolls back (one more), which at one send at a time was most of a send's round tr
 
 A commit waits for PostgreSQL to flush its WAL (milliseconds on a real disk), so up to
 ``connections`` drains run at once, each with its own batch: while one batch waits for
-its flush, the next is written, and PostgreSQL flushes concurrent commits together. A
-new drain starts only when every running one is busy with a batch. A caller waits for
-one write at a time, so one task's writes still commit in the order it made them.
+its flush, the next is written, and PostgreSQL flushes concurrent commits together. But
+a batch costs about as much again as the writes in it (the statement's set-up and the
+commit in PostgreSQL, a round trip and its wake-ups here), paid by the same two CPUs
+under load, so while one batch is being committed the writes queued meanwhile wait for
+it and go in the next, unless ``ALONGSIDE`` of them wait: then (and for a batch stuck
+on a lock) another drain takes them. A new drain starts only when every running one is
+busy with a batch. A caller waits for one write at a time, so one task's writes still
+commit in the order it made them.
 
 A drain ends when no write has come for ``linger`` seconds (or at ``aclose``), and the
 next ``submit`` starts another, so no task outlives the work by more, nor its event
@@ -66,6 +71,10 @@ Batch = list[tuple[Write, "asyncio.Future[Any]"]]
 CONNECTIONS = 4
 """Batches in flight at once (each drain holds a connection of the engine's pool)."""
 
+ALONGSIDE = 16
+"""Writes queued before a batch starts while another is being committed; fewer wait
+for that commit and go in the next batch."""
+
 LINGER = 1.0
 """Seconds a drain keeps its connection, once the queue is empty, for the next write."""
 
@@ -84,6 +93,8 @@ class PostgresWriter:
         self._starting = 0
         """Drains started (or woken) that have not looked at the queue yet: they take
         what is queued."""
+        self._committing = 0
+        """Drains writing a batch now."""
         self._idle: list[asyncio.Future[bool]] = []
         """Drains waiting, with their connection, for writes (``True``) or the end of
         their linger (``False``)."""
@@ -100,7 +111,7 @@ class PostgresWriter:
     def _wake(self) -> None:
         """Wake an idle drain for the queue, or start one, unless one is about to take
         it, or all the connections are busy (a running drain takes it next)."""
-        if not self._queue or self._starting:
+        if not self._queue or self._starting or not self._leads():
             return
         while self._idle:
             idle = self._idle.pop()
@@ -116,6 +127,22 @@ class PostgresWriter:
         )
         self._drains.add(drain)
         drain.add_done_callback(self._ended)
+
+    def _leads(self) -> bool:
+        """Whether the queue makes a batch now: no batch is being committed (the
+        queue's writes would only wait), or enough writes wait for a batch of their
+        own. A batch costs about as much again as its writes (PostgreSQL's statement
+        and commit, the event loop's turns and asyncpg's work): a batch of the few
+        writes queued right after another started would double that cost for them."""
+        return not self._committing or len(self._queue) >= ALONGSIDE
+
+    def _taken(self, woken: bool) -> Batch:
+        """The queue, for a drain woken for it or if it makes a batch now; else
+        nothing (the batch being committed takes it next)."""
+        if not (woken or self._leads()):
+            return []
+        batch, self._queue = self._queue, []
+        return batch
 
     def _ended(self, drain: asyncio.Task[None]) -> None:
         self._drains.discard(drain)
@@ -141,12 +168,12 @@ class PostgresWriter:
         try:
             connection, raw = await self._connect()
             while True:
-                batch, self._queue = self._queue, []
+                batch = self._taken(taking)
                 if taking:
                     taking = False
                     self._starting -= 1
                 if batch:
-                    await _commit(raw, batch)
+                    await self._write(raw, batch)
                     batch = []
                 elif await self._wait_for_writes():
                     taking = True  # woken for the queue: counted in _starting
@@ -170,6 +197,13 @@ class PostgresWriter:
                 self._starting -= 1
             if connection is not None:
                 await _give_back(connection)
+
+    async def _write(self, raw: Any, batch: Batch) -> None:
+        self._committing += 1
+        try:
+            await _commit(raw, batch)
+        finally:
+            self._committing -= 1
 
     async def _connect(self) -> tuple[AsyncConnection, Any]:
         """A connection of the engine's pool, and asyncpg's connection in it."""
