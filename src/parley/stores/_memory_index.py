@@ -6,10 +6,13 @@ kept sorted for all tasks, per context and per state, so a page is a bisect and 
 of ``limit`` keys, and a count a bisect per chunk:
 no query reads every task.
 
-A sorted run of keys is held as a list of tuples of at most ``CHUNK`` strings: the
-garbage collector stops tracking a tuple of strings, so, as for the rest of the memory
-store, what grows with the number of tasks costs a full collection nothing (a plain list
-of every key would be walked each time). Inserting or removing a key rebuilds one tuple.
+A sorted run of keys is held as a list of tuples of at most ``2 * CHUNK`` strings:
+the garbage collector stops tracking a tuple of strings, so, as for the rest of the
+memory store, what grows with the number of tasks costs a full collection nothing (a
+plain list of every key would be walked each time). Inserting or removing a key rebuilds
+one tuple, but for the last chunk, which is a list: new keys mostly go last (status
+times mostly grow), and appending to a list in place spares copying up to ``2 * CHUNK``
+keys for each (two a send); the collector walks that one short list only.
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ def _position(key: str) -> tuple[float, str]:
 
 
 class SortedKeys:
-    """Sorted strings in chunks (tuples), ``CHUNK`` to ``2 * CHUNK`` long."""
+    """Sorted strings in chunks, ``CHUNK`` to ``2 * CHUNK`` long: tuples, but the last,
+    a list (see the module docs)."""
 
     def __init__(self) -> None:
-        self._chunks: list[tuple[str, ...]] = []
+        self._chunks: list[tuple[str, ...] | list[str]] = []
         self._maxes: list[str] = []
 
     def __bool__(self) -> bool:
@@ -51,7 +55,7 @@ class SortedKeys:
 
     @classmethod
     def of(cls, keys: tuple[str, ...]) -> SortedKeys:
-        """A view of one sorted tuple."""
+        """A view of one sorted tuple, for reading."""
         view = cls()
         if keys:
             view._chunks, view._maxes = [keys], [keys[-1]]
@@ -60,19 +64,28 @@ class SortedKeys:
     def add(self, key: str) -> None:
         maxes = self._maxes
         if not maxes:
-            self._chunks.append((key,))
+            self._chunks.append([key])
             maxes.append(key)
             return
         if key > maxes[-1]:  # the usual case: status times mostly grow
             index = len(maxes) - 1
-            chunk = self._chunks[index] + (key,)
+            last = self._chunks[index]
+            if type(last) is list:
+                last.append(key)
+                chunk: tuple[str, ...] | list[str] = last
+            else:  # the last chunk was removed: the one before is a tuple
+                chunk = [*last, key]
         else:
             index = bisect_left(maxes, key)
             chunk = self._chunks[index]
             at = bisect_left(chunk, key)
-            chunk = (*chunk[:at], key, *chunk[at:])
+            if type(chunk) is list:
+                chunk.insert(at, key)
+            else:
+                chunk = (*chunk[:at], key, *chunk[at:])
         if len(chunk) > 2 * CHUNK:
-            self._chunks[index : index + 1] = [chunk[:CHUNK], chunk[CHUNK:]]
+            rest = chunk[CHUNK:]  # a list if it is the last chunk's
+            self._chunks[index : index + 1] = [tuple(chunk[:CHUNK]), rest]
             self._maxes[index : index + 1] = [chunk[CHUNK - 1], chunk[-1]]
         else:
             self._chunks[index] = chunk
@@ -82,7 +95,10 @@ class SortedKeys:
         index = bisect_left(self._maxes, key)
         chunk = self._chunks[index]
         at = bisect_left(chunk, key)
-        chunk = chunk[:at] + chunk[at + 1 :]
+        if type(chunk) is list:
+            del chunk[at]
+        else:
+            chunk = (*chunk[:at], *chunk[at + 1 :])
         if chunk:
             self._chunks[index] = chunk
             self._maxes[index] = chunk[-1]
