@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import httpx
 import pytest
 
@@ -123,3 +126,61 @@ async def test_get_is_not_a_jsonrpc_call(client: httpx.AsyncClient) -> None:
     response = await client.get("/")
     assert response.status_code == 405
     assert response.headers["allow"] == "POST"
+
+
+async def _asgi_post(app: Any, pieces: list[bytes]) -> tuple[int, bytes]:
+    """POST ``pieces`` to the app as that many ``http.request`` messages, with no
+    Content-Length (as a chunked upload): the status and the body of the answer."""
+    messages = [
+        {"type": "http.request", "body": piece, "more_body": n < len(pieces) - 1}
+        for n, piece in enumerate(pieces)
+    ]
+    answer: dict[str, Any] = {"body": b""}
+
+    async def receive() -> dict[str, Any]:
+        return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answer["status"] = message["status"]
+        else:
+            answer["body"] += message.get("body", b"")
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/",
+        "root_path": "",
+        "scheme": "http",
+        "query_string": b"",
+        "headers": [(b"host", b"agent.test"), (b"content-type", b"application/json")],
+        "client": ("10.1.2.3", 5000),
+        "server": ("agent.test", 80),
+    }
+    await app(scope, receive, send)
+    return answer["status"], answer["body"]
+
+
+@pytest.mark.parametrize("pieces", [1, 3])
+async def test_a_body_without_its_length_is_read_whole_and_held_to_the_limit(
+    pieces: int,
+) -> None:
+    """Without Content-Length the limit is checked on what arrives, in one message or
+    several; a body within it is read whole, whatever the number of messages."""
+    from parley.server import create_app
+    from tests.server.agents import ScriptedAgent, card
+
+    app = create_app(ScriptedAgent(), card(), max_body_size=1000)
+
+    def cut(request: dict[str, object]) -> list[bytes]:
+        data = json.dumps(request).encode()
+        size = len(data)
+        return [data[n * size // pieces : (n + 1) * size // pieces] for n in range(pieces)]
+
+    status, answer = await _asgi_post(app, cut(body("tasks/get", {"id": "nope"})))
+    assert (status, json.loads(answer)["error"]["code"]) == (200, -32001)
+    # refused unread: the answer cannot name the request's id
+    big = body("message/send", {"message": user_message("x" * 5000)}, request_id=None)
+    status, answer = await _asgi_post(app, cut(big))
+    assert status == 413
+    assert "1000 bytes" in json.loads(answer)["error"]["message"]

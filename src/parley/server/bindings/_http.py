@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 
 import anyio
 from pydantic_core import from_json
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from parley.protocol._errors import InvalidParamsError, JSONParseError
 from parley.protocol._operations import MAX_REQUEST_SIZE
@@ -77,6 +77,8 @@ def declares_json(headers: dict[str, str]) -> bool:
     media_type = headers.get("content-type")
     if media_type is None:
         return False
+    if media_type in _JSON_MEDIA_TYPES:  # as nearly every client sends it
+        return True
     return media_type.partition(";")[0].strip().lower() in _JSON_MEDIA_TYPES
 
 
@@ -108,10 +110,20 @@ async def read_body(receive: Receive, limit: int, headers: dict[str, str]) -> by
     length = headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
         raise BodyTooLarge(limit)
+    message = await receive()
+    if not message.get("more_body", False) and message["type"] == "http.request":
+        body: bytes = message.get("body", b"")  # the whole body in one message: mostly
+        if len(body) > limit:
+            raise BodyTooLarge(limit)
+        return body
+    return await _read_rest(receive, limit, message)
+
+
+async def _read_rest(receive: Receive, limit: int, message: Message) -> bytes:
+    """The body from ``message`` on, over several messages."""
     chunks: list[bytes] = []
     size = 0
     while True:
-        message = await receive()
         if message["type"] == "http.disconnect":
             raise ClientGone
         chunk = message.get("body", b"")
@@ -122,7 +134,8 @@ async def read_body(receive: Receive, limit: int, headers: dict[str, str]) -> by
             chunks.append(chunk)
         if not message.get("more_body", False):
             break
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        message = await receive()
+    return b"".join(chunks)
 
 
 async def send_body(
