@@ -120,7 +120,7 @@ def _own(artifact: Artifact) -> Artifact:
     if _owned(artifact):
         return artifact
     copy = _shared(artifact)
-    _set(copy, "_owned", True)
+    _set_owned(copy, True)
     return copy
 
 
@@ -138,6 +138,6 @@ def _shared(artifact: Artifact) -> Artifact:
     return artifact.copied(parts=list(artifact.parts))
 
 
-_set = object.__setattr__
 _get_owned = Artifact.__dict__["_owned"].__get__
+_set_owned = Artifact.__dict__["_owned"].__set__
 """Set on the copies ``_own`` makes (the slot itself: see ``Task``'s ``_wire``)."""

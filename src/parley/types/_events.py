@@ -44,8 +44,8 @@ class TaskArtifactUpdateEvent(A2AModel):
         return _text_chunk_json(self)
 
 
-_set = object.__setattr__
 _get_text = TaskArtifactUpdateEvent.__dict__["_text"].__get__
+_set_text = TaskArtifactUpdateEvent.__dict__["_text"].__set__
 """Set on an event ``text_chunk`` made (the slot itself: see ``Task``'s ``_wire``)."""
 _new_artifact_update: Callable[[dict[str, Any]], TaskArtifactUpdateEvent] = (
     TaskArtifactUpdateEvent.__pydantic_validator__.validate_python
@@ -76,7 +76,7 @@ def text_chunk(
     if last_chunk is not None:
         fields["last_chunk"] = last_chunk
     event = _new_artifact_update(fields)
-    _set(event, "_text", True)
+    _set_text(event, True)
     return event
 
 

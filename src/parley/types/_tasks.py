@@ -77,18 +77,19 @@ class Task(A2AModel):
         if wire is not None and len(wire[0]) == len(shape) and all(map(is_, wire[0], shape)):
             return wire[1]
         data = super().to_json()
-        _set(self, "_wire", (shape, data))
+        _set_wire(self, (shape, data))
         return data
 
     def copied(self, **update: Any) -> Self:
         copy = super().copied(**update)
-        _set(copy, "_wire", None)  # read at once by ``to_json``: no AttributeError to catch
+        _set_wire(copy, None)  # read at once by ``to_json``: no AttributeError to catch
         return copy
 
 
-_set = object.__setattr__
 _get_wire = Task.__dict__["_wire"].__get__
-"""The kept JSON (the slot itself: pydantic's ``__getattr__`` makes a missing one slow)."""
+_set_wire = Task.__dict__["_wire"].__set__
+"""The kept JSON (the slot itself: pydantic's ``__getattr__`` makes a missing one slow,
+and its ``__setattr__`` refuses a name it does not know)."""
 
 
 def _shape(task: Task) -> list[Any]:
