@@ -73,6 +73,11 @@ _NUMBERS = tuple(b"%d" % number for number in range(_NUMBERED))
 """The text of the sequence numbers a task's events mostly have."""
 _FLAGS = {None: b"n", True: b"t", False: b"f"}
 _STATUS_LINES = {final: b"S" + flag for final, flag in _FLAGS.items()}
+_ARTIFACT_LINES = {
+    (append, last): b"A" + flag + last_flag
+    for append, flag in _FLAGS.items()
+    for last, last_flag in _FLAGS.items()
+}
 _UNFLAGS = {b"n": None, b"t": True, b"f": False}
 
 
@@ -181,9 +186,12 @@ def _told(stored: StoredEvent, task: Task) -> bytes:
             and event.context_id == task.context_id
             and event.metadata is None
         ):
-            at = _artifact_at(event.artifact, task.artifacts)
+            artifact, kept = event.artifact, task.artifacts
+            # the artifact the task holds first, by identity: most often the only one
+            at = 0 if kept and kept[0] is artifact else _artifact_at(artifact, kept)
             if at is not None:
-                return b"A%s%s%d" % (_FLAGS[event.append], _FLAGS[event.last_chunk], at)
+                flags = _ARTIFACT_LINES[event.append, event.last_chunk]
+                return flags + (_NUMBERS[at] if at < _NUMBERED else b"%d" % at)
     elif type(event) is Task:
         told = _told_task(event, task)
         if told is not None:
@@ -239,18 +247,30 @@ def _told_task(event: Task, task: Task) -> bytes | None:
         return None
     if event.metadata is not task.metadata:
         return None
-    history = _first_of(event.history, task.history)
-    artifacts = _first_artifacts(event.artifacts, task.artifacts)
+    # ``_first_of``, written out: the history is most often the task's first messages
+    items, kept = event.history, task.history
+    history: bytes | None
+    if items is None:
+        history = b"n"
+    elif kept is not None and len(items) <= len(kept) and all(map(is_, items, kept)):
+        history = _NUMBERS[len(items)] if len(items) < _NUMBERED else b"%d" % len(items)
+    else:
+        history = _first_of(items, kept)
+    told = event.artifacts
+    artifacts = b"n" if told is None else _first_artifacts(told, task.artifacts)
     if history is None or artifacts is None:
         return None
-    return b" ".join((b"T" + history, artifacts, _told_status(event.status, task)))
+    return b"T%s %s %s" % (history, artifacts, _told_status(event.status, task))
 
 
 def _told_status(status: TaskStatus, task: Task) -> bytes:
     """``=``: the task's; ``~state [timestamp]``: one with no message; or its JSON."""
-    if _same_status(status, task.status):
-        return b"="
+    final = task.status
     stamp = status.timestamp
+    if status is final or (
+        status.state is final.state and stamp == final.timestamp and status.message is final.message
+    ):  # ``_same_status``, written out
+        return b"="
     if status.message is not None or (stamp is not None and not stamp.isprintable()):
         return status.to_json()
     state = _STATE_VALUES[status.state]
