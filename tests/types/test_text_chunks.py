@@ -3,6 +3,8 @@ must be the serialiser's, byte for byte (the store and every stream send it)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -46,7 +48,62 @@ def test_a_chunks_json_is_the_serialisers(
         last_chunk=last_chunk,
     )
     assert event == expected
+    assert _as_made(event) == _as_made(_validated(*ids, text, name, append, last_chunk))
     assert event.to_json() == _serialised(expected)  # (no lone surrogates: see below)
+
+
+def _validated(
+    task_id: str,
+    context_id: str,
+    artifact_id: str,
+    text: str,
+    name: str | None = None,
+    append: object = None,
+    last_chunk: object = None,
+) -> TaskArtifactUpdateEvent:
+    """The event validated from the fields given (those not ``None``)."""
+    artifact: dict[str, Any] = {
+        "artifact_id": artifact_id,
+        "parts": [{"kind": "text", "text": text}],
+    }
+    fields: dict[str, Any] = {"task_id": task_id, "context_id": context_id, "artifact": artifact}
+    given = {"name": name, "append": append, "last_chunk": last_chunk}
+    for field, value in given.items():
+        if value is not None:
+            (artifact if field == "name" else fields)[field] = value
+    return TaskArtifactUpdateEvent.model_validate(fields)
+
+
+def _as_made(model: object) -> object:
+    """Everything a model holds, nested models included: its fields in their order, the
+    fields set, and its extra and private attributes (what validation leaves)."""
+    if isinstance(model, list):
+        return [_as_made(item) for item in model]
+    if not isinstance(model, A2AModel):
+        return model
+    return (
+        type(model),
+        [(name, _as_made(value)) for name, value in model.__dict__.items()],
+        model.__pydantic_fields_set__,
+        model.__pydantic_extra__,
+        model.__pydantic_private__,
+    )
+
+
+def test_values_validation_would_change_or_refuse_are_validated() -> None:
+    """Only values of the fields' own types skip validation: others are converted or
+    refused as validating the event's fields would."""
+
+    class Name(str):
+        pass
+
+    event = text_chunk("t", "c", "a", "text", Name("answer"), append=1)  # type: ignore[arg-type]
+    expected = _validated("t", "c", "a", "text", Name("answer"), append=1)
+    assert _as_made(event) == _as_made(expected)
+    assert event.append is True
+    assert type(event.artifact.name) is type(expected.artifact.name)
+    with pytest.raises(ValueError, match="artifact_id"):
+        text_chunk("t", "c", 5, "text")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

@@ -7,13 +7,14 @@ the schema names in a way Python cannot (``in``) set their alias explicitly.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
 
 from parley.types._getattr import plain_getattr
 
+_M = TypeVar("_M", bound=BaseModel)
 _set_dict = BaseModel.__dict__["__dict__"].__set__
 _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
@@ -27,6 +28,21 @@ ENUM_VALUE: Any = property(attrgetter("_value_"))
 (two Python calls a read), and pydantic-core reads it for each enum it writes to JSON
 (a task's state, a message's role). Set in the class body of each such enum, hidden from
 mypy, which would take it for a member."""
+
+
+def made(cls: type[_M], fields: dict[str, Any], fields_set: set[str]) -> _M:
+    """An instance of ``cls`` holding ``fields`` (every field, in the model's order) as
+    validation would leave it, without validating: for values known to be of their
+    fields' exact types."""
+    model = _new(cls)
+    _set_dict(model, fields)
+    _set_fields_set(model, fields_set)
+    _set_extra(model, None)  # extra="ignore": never any
+    _set_private(model, None)  # no private attributes
+    return model
+
+
+_new = object.__new__
 
 
 class A2AModel(BaseModel):
