@@ -72,6 +72,9 @@ class SortedKeys:
             last = self._chunks[index]
             if type(last) is list:
                 last.append(key)
+                if len(last) <= 2 * CHUNK:
+                    maxes[index] = key
+                    return
                 chunk: tuple[str, ...] | list[str] = last
             else:  # the last chunk was removed: the one before is a tuple
                 chunk = [*last, key]

@@ -81,7 +81,7 @@ class Task(A2AModel):
         return data
 
     def copied(self, **update: Any) -> Self:
-        copy = super().copied(**update)
+        copy = A2AModel.copied(self, **update)  # (not ``super()``: a send makes two)
         _set_wire(copy, None)  # read at once by ``to_json``: no AttributeError to catch
         return copy
 
