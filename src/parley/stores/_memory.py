@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from parley.protocol import ACTIVE_STATES, is_interrupted, is_terminal
+from parley.protocol import ACTIVE_STATES, TERMINAL_STATES, is_interrupted, is_terminal
 from parley.stores._memory_index import Place, TaskIndex
 from parley.stores._memory_pack import header, pack, snapshot, unpack
 from parley.stores._memory_side import MemorySide
@@ -304,7 +304,7 @@ class MemoryStore(MemorySide):
         if (
             entry is None
             and snapshot is not None
-            and is_terminal(snapshot.status.state)
+            and snapshot.status.state in TERMINAL_STATES  # ``is_terminal``: every send asks
             and task_id not in self._done
         ):
             self._finish(task_id, events, snapshot)

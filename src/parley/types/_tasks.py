@@ -76,7 +76,7 @@ class Task(A2AModel):
             wire = None
         if wire is not None and len(wire[0]) == len(shape) and all(map(is_, wire[0], shape)):
             return wire[1]
-        data = super().to_json()
+        data: bytes = _serialise(self, by_alias=True, exclude_none=True)  # ``A2AModel``'s
         _set_wire(self, (shape, data))
         return data
 
@@ -86,6 +86,7 @@ class Task(A2AModel):
         return copy
 
 
+_serialise = Task.__pydantic_serializer__.to_json
 _get_wire = Task.__dict__["_wire"].__get__
 _set_wire = Task.__dict__["_wire"].__set__
 """The kept JSON (the slot itself: pydantic's ``__getattr__`` makes a missing one slow,
