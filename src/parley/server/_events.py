@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 
+from parley.protocol import ends_interaction
 from parley.stores import StoredEvent
 from parley.types import Event
 
@@ -30,9 +31,14 @@ from parley.types import Event
 class EventLog:
     """Ordered events of one task, numbered from ``start + 1``."""
 
-    __slots__ = ("_closed", "_error", "_events", "_looking", "_start", "_waiters")
+    __slots__ = ("_closed", "_error", "_events", "_looking", "_start", "_waiters", "loop")
 
     def __init__(self, start: int = 0) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        """The loop the task's run is on, while one is (``TaskRuns.start`` sets it, the
+        run's end clears it; ``None``: not known). Readers' futures are made on it (a
+        reader woken by the run is on its loop): on Python 3.11 each
+        ``asyncio.get_running_loop()`` is a ``getpid`` system call."""
         self._events: list[StoredEvent] = []
         self._start = start
         self._waiters: list[asyncio.Future[None]] = []
@@ -60,9 +66,11 @@ class EventLog:
         """Add ``event`` and wake the readers; returns its sequence number."""
         return self.extend((StoredEvent(self.last_sequence + 1, event),))
 
-    def extend(self, stored: Sequence[StoredEvent]) -> int:
+    def extend(self, stored: Sequence[StoredEvent], ends: bool | None = None) -> int:
         """Add ``stored``, the next events in order, numbered from ``last_sequence + 1``,
-        waking the readers once; returns the last sequence number."""
+        waking the readers once; returns the last sequence number. ``ends``, when the
+        caller knows it: whether the last of ``stored`` ends the interaction, and none
+        before it does (what a blocking send waits for, not asked of each again)."""
         if self._closed:
             raise RuntimeError("event log is closed")
         if stored[0].sequence != self._start + len(self._events) + 1:
@@ -70,7 +78,7 @@ class EventLog:
         self._events.extend(stored)
         self._wake()
         if self._looking:
-            self._wake_looking(stored)
+            self._wake_looking(stored, ends)
         return self._start + len(self._events)
 
     def close(self) -> None:
@@ -121,21 +129,30 @@ class EventLog:
             if until is None:
                 await self._changed()
                 continue
-            looking: asyncio.Future[Event | None] = asyncio.get_running_loop().create_future()
+            looking: asyncio.Future[Event | None] = (
+                self.loop or asyncio.get_running_loop()
+            ).create_future()
             self._looking.append((until, looking))
             found = await looking
             if found is not None:
                 return found
 
-    def _wake_looking(self, events: Sequence[StoredEvent] | None) -> None:
+    def _wake_looking(self, events: Sequence[StoredEvent] | None, ends: bool | None = None) -> None:
         """Wake the ``first`` callers one of ``events`` is for, with the first of them
-        that ``until`` holds for (every one at the close, with ``None``)."""
-        still = []
+        that ``until`` holds for (every one at the close, with ``None``); ``ends`` as
+        ``extend`` takes it."""
+        still: list[tuple[Callable[[Event], bool], asyncio.Future[Event | None]]] = []
         for until, looking in self._looking:
             if looking.done():  # a canceled caller (its client left) is dropped
                 continue
             if events is None:
                 looking.set_result(None)
+                continue
+            if until is ends_interaction and ends is not None:
+                if ends:
+                    looking.set_result(events[-1].event)
+                else:
+                    still.append((until, looking))
                 continue
             for stored in events:
                 if until(stored.event):
@@ -152,7 +169,7 @@ class EventLog:
     def _waiter(self) -> asyncio.Future[None]:
         """A future the next append or the close resolves. One per waiting reader: one
         that is canceled (its client went away) cancels only its own."""
-        waiter = asyncio.get_running_loop().create_future()
+        waiter = (self.loop or asyncio.get_running_loop()).create_future()
         self._waiters.append(waiter)
         return waiter
 

@@ -81,6 +81,7 @@ async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
             runs.let_go(live)
             if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
                 live.last_turn = None
+                live.log.loop = None  # known while a run is on it (``TaskRuns.start``)
 
 
 async def _execute(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestContext) -> None:

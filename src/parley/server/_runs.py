@@ -32,6 +32,7 @@ import time
 from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
+from threading import get_ident
 from typing import Any, Protocol
 
 from parley.protocol import (
@@ -100,6 +101,9 @@ class TaskRuns:
         self._drops = 0
         """How many live tasks left the registry: ``attach`` reads again if one did
         while it read the store."""
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread = 0
+        """The loop runs were last started on, and its thread (see ``_running_loop``)."""
 
     async def attach(self, task_id: str) -> LiveTask | None:
         """The live task for ``task_id`` (brought back from the store if needed), held:
@@ -374,7 +378,7 @@ class TaskRuns:
         live.task = task
         if ends and live.turn is not None:
             live.turn.end()
-        sequence = live.log.extend(batch)
+        sequence = live.log.extend(batch, ends)
         if self.announcer is not None:
             self.announcer.announce(live.task_id, sequence)
         if refused is not None:
@@ -476,11 +480,23 @@ class TaskRuns:
     def start(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
         """Run the agent for ``context`` in the background, in ``turn``; the run holds
         the task (the caller's hold passes to it)."""
-        run = asyncio.get_running_loop().create_task(
+        loop = self._running_loop()
+        run = loop.create_task(
             run_turn(self, live, turn, context), name=f"parley-run-{live.task_id}"
         )  # the loop's own: asyncio.create_task is one more call around it
         turn.run = run
+        live.log.loop = loop  # the futures of the run's readers (``EventLog.first``)
         self._background.add(run)  # kept until ``ran`` (a done callback costs a loop turn)
+
+    def _running_loop(self) -> asyncio.AbstractEventLoop:
+        """The running loop, as ``asyncio.get_running_loop()`` gives it, which on Python
+        3.11 makes a ``getpid`` system call every time. The loop of the last run is it
+        when it is running in this thread: a thread runs one loop at a time."""
+        loop = self._loop
+        if loop is None or self._thread != get_ident() or not loop.is_running():
+            loop = self._loop = asyncio.get_running_loop()
+            self._thread = get_ident()
+        return loop
 
     def ran(self, turn: Turn) -> None:
         """``turn``'s run is ending (``run_turn``'s last step): no longer kept."""
