@@ -215,7 +215,7 @@ async def test_outputs_before_a_failure_are_kept() -> None:
 
 async def test_a_function_that_waits_after_its_last_output_ends_or_fails_there() -> None:
     # Each way a step that waited can end: with an output, with the function's end, with
-    # its error (``execute`` drives the generator by hand, ``_Held.wait`` past a wait).
+    # its error (``execute`` drives the generator by hand, ``_Run.wait`` past a wait).
     @agent
     async def waiting(ctx: AgentContext) -> AsyncIterator[str]:
         await asyncio.sleep(0)

@@ -20,7 +20,7 @@ other exception fails it with a safe message (the text stays in the server log).
 
 The events of the outputs are held back while the function runs without waiting on
 anything, and emitted together, in one store write, as soon as it awaits something that
-is not ready, or ends (``_Held``). No one could see them sooner: a reader runs only when
+is not ready, or ends (``_Run``). No one could see them sooner: a reader runs only when
 the run waits. An echo that yields its answer and returns is one write of three events
 (the task, ``working``; the artifact; ``completed``) rather than three. What an agent
 emits itself (``ctx.updater``, ``ctx.progress``) goes out at once, after what is held.
@@ -147,16 +147,15 @@ class FunctionAgent:
         self.__doc__ = function.__doc__
 
     async def execute(self, context: RequestContext, events: EventSink) -> None:
-        held = _Held(events)
-        ctx = AgentContext(context, TaskUpdater(_AtOnce(held), context.task_id, context.context_id))
-        run = _Run(ctx, held, self.artifact_name)
+        run = _Run(events, self.artifact_name)
+        ctx = run.ctx = AgentContext(context, TaskUpdater(run, context.task_id, context.context_id))
         try:
             try:
                 result = self.function(ctx)
                 if isinstance(result, types.AsyncGeneratorType):
                     following = result.__anext__
                     while True:
-                        # ``held.step`` written out: most outputs come without a wait
+                        # ``run.step`` written out: most outputs come without a wait
                         # (a coroutine less per output)
                         steps = following().__await__()
                         try:
@@ -167,13 +166,13 @@ class FunctionAgent:
                             break
                         else:
                             try:
-                                item = await held.wait(steps, waiting_on)
+                                item = await run.wait(steps, waiting_on)
                             except StopAsyncIteration:
                                 break
                         if run.output(item):
                             return
                 else:
-                    returned: Output | None = await held.step(result)  # type: ignore[arg-type]
+                    returned: Output | None = await run.step(result)  # type: ignore[arg-type]
                     if returned is not None and run.output(returned):
                         return
             except Rejected as rejection:
@@ -182,7 +181,10 @@ class FunctionAgent:
             run.start()
             run.end(TaskState.completed)
         finally:
-            await held.flush()  # on every way out: what the function output before it failed
+            try:
+                await run.flush()  # on every way out: what the function output before it failed
+            finally:
+                del run.ctx  # no cycle (run -> ctx -> updater -> run) left for the collector
 
     async def cancel(self, context: RequestContext, events: EventSink) -> None:
         await TaskUpdater.for_context(events, context).cancel()
@@ -191,15 +193,27 @@ class FunctionAgent:
 _T = TypeVar("_T")
 
 
-class _Held:
-    """The events of a run's outputs, held until ``flush`` (see the module docs), which
-    ``step`` calls when the function is about to wait."""
+class _Run:
+    """One run of an agent function: turns its outputs into events and holds them until
+    ``flush`` (see the module docs), which ``step`` calls when the function is about to
+    wait. It is also the sink of ``ctx.updater``: what the agent emits itself goes out
+    at once, after what is held (``EventSink``'s promise: stored when ``emit`` returns).
+    One object for the three roles: a run made five small objects before."""
 
-    __slots__ = ("held", "sink")
+    __slots__ = ("artifact_id", "artifact_name", "ctx", "held", "sink")
 
-    def __init__(self, sink: EventSink) -> None:
+    ctx: AgentContext
+    """The run's context, set once it is made (it holds the run, as its updater's sink)."""
+
+    def __init__(self, sink: EventSink, artifact_name: str) -> None:
         self.sink = sink
         self.held: list[Event] = []
+        self.artifact_name = artifact_name
+        self.artifact_id: str | None = None
+
+    async def emit(self, event: Event) -> None:
+        await self.flush()
+        await self.sink.emit(event)
 
     async def flush(self) -> None:
         held = self.held
@@ -233,62 +247,15 @@ class _Held:
             raise
         return await _resume(steps, waiting_on)
 
-
-@types.coroutine
-def _resume(steps: Generator[Any, Any, _T], waiting_on: Any) -> Generator[Any, Any, _T]:
-    """Go on driving ``steps``, which waits on ``waiting_on``, in the calling task: what
-    it waits on goes up to the task, and what the task sends or throws goes down to it."""
-    while True:
-        try:
-            sent = yield waiting_on
-        except GeneratorExit:
-            steps.close()
-            raise
-        except BaseException as error:
-            try:
-                waiting_on = steps.throw(error)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-        else:
-            try:
-                waiting_on = steps.send(sent)
-            except StopIteration as done:
-                return done.value  # type: ignore[no-any-return]
-
-
-class _AtOnce:
-    """The sink of ``ctx.updater``: the agent's own events go out at once, after what the
-    run holds (``EventSink``'s promise: stored when ``emit`` returns)."""
-
-    __slots__ = ("_held",)
-
-    def __init__(self, held: _Held) -> None:
-        self._held = held
-
-    async def emit(self, event: Event) -> None:
-        await self._held.flush()
-        await self._held.sink.emit(event)
-
-
-class _Run:
-    """Turns a function's outputs into events, held (``_Held``)."""
-
-    __slots__ = ("artifact_id", "artifact_name", "ctx", "held")
-
-    def __init__(self, ctx: AgentContext, held: _Held, artifact_name: str) -> None:
-        self.ctx = ctx
-        self.held = held
-        self.artifact_name = artifact_name
-        self.artifact_id: str | None = None
-
     def start(self) -> None:
         """``ctx.start()``, held."""
-        if not self.ctx._working:
-            self.held.held.append(self.ctx._work(None))
+        ctx = self.ctx
+        if not ctx._working:
+            self.held.append(ctx._work(None))
 
     def end(self, state: TaskState, text: str | None = None) -> None:
         """The run's final status, held."""
-        self.held.held.append(self.ctx.updater._status_update(state, text, True))
+        self.held.append(self.ctx.updater._status_update(state, text, True))
 
     def output(self, item: Output) -> bool:
         """Hold the events of one output; True when it ended the run."""
@@ -297,7 +264,7 @@ class _Run:
             return self._chunk(item)
         ctx = self.ctx
         updater = ctx.updater
-        held = self.held.held
+        held = self.held
         if isinstance(item, Message):
             if not ctx._working and self.artifact_id is None and ctx.task is None:
                 # A direct reply: no task exists, so the message names only the context.
@@ -334,8 +301,30 @@ class _Run:
             append=None if first else True,
         )
         self.artifact_id = event.artifact.artifact_id
-        self.held.held.append(event)
+        self.held.append(event)
         return False
+
+
+@types.coroutine
+def _resume(steps: Generator[Any, Any, _T], waiting_on: Any) -> Generator[Any, Any, _T]:
+    """Go on driving ``steps``, which waits on ``waiting_on``, in the calling task: what
+    it waits on goes up to the task, and what the task sends or throws goes down to it."""
+    while True:
+        try:
+            sent = yield waiting_on
+        except GeneratorExit:
+            steps.close()
+            raise
+        except BaseException as error:
+            try:
+                waiting_on = steps.throw(error)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+        else:
+            try:
+                waiting_on = steps.send(sent)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
 
 
 def _ids(ctx: AgentContext) -> dict[str, Any]:
