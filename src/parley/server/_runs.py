@@ -57,6 +57,7 @@ from parley.types import (
     Event,
     Message,
     Task,
+    TaskArtifactUpdateEvent,
     TaskState,
     TaskStatus,
 )
@@ -412,7 +413,8 @@ class TaskRuns:
             if notifications is not None and live.push_configs != ():
                 outbox.extend(await notifications.entries(live, stored, task))
             task = apply(task, event)
-            if ends_interaction(event):
+            # a chunk never ends it: no call for each of a stream's chunks
+            if type(event) is not TaskArtifactUpdateEvent and ends_interaction(event):
                 return task, True, None
         return task, False, None
 
