@@ -115,8 +115,10 @@ class RequestContext:
         if self.message is None:
             return ""
         parts = self.message.parts
-        if len(parts) == 1 and type(parts[0]) is TextPart and type(parts[0].text) is str:
-            return parts[0].text  # the usual message: what the join gives, without a generator
+        if len(parts) == 1:
+            text = parts[0].text if type(parts[0]) is TextPart else None
+            if type(text) is str:  # the usual message: what the join gives, without a generator
+                return text
         return separator.join(
             part.text for part in self.message.parts if isinstance(part, TextPart)
         )

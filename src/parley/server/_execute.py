@@ -62,7 +62,10 @@ class RunSink:
 
 
 async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestContext) -> None:
-    """Run the agent for ``context`` in ``turn``, holding ``live`` (let go at the end)."""
+    """Run the agent for ``context`` in ``turn``, holding ``live`` (let go at the end).
+
+    One coroutine for the run and what settles it (a second one, awaited, cost every
+    send its frame)."""
     turn.began = True
     try:
         if turn.ended:  # stopped before it began (``Turn.stop``): nothing to run
@@ -70,7 +73,24 @@ async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
         if runs.owners is not None and turn.lease is None:
             # a new task's lease: stored with its first events (``Lease.new``)
             turn.lease = runs.owners.promise(live.task_id)
-        await _execute(runs, live, turn, context)
+        agent = runs.agent
+        try:
+            if live.task is not None:  # a turn of a task that exists
+                await _record_user_message(runs, live, context)
+            if context.message is None and isinstance(agent, ResumableAgent):
+                await agent.resume(context, RunSink(runs, live, turn))
+            else:
+                await agent.execute(context, RunSink(runs, live, turn))
+        except asyncio.CancelledError:
+            if not turn.ended:
+                raise
+            # canceled by tasks/cancel: the canceled status is recorded
+        except Exception:
+            await _failed(runs, live, turn)
+        else:
+            if not turn.ended:
+                logger.warning("agent returned without finishing task %s", live.task_id)
+                await runs.finish(live, TaskState.failed, AGENT_STOPPED)
     finally:
         try:
             if turn.lease is not None:  # the lease first, then the slot (``Turn``)
@@ -84,36 +104,22 @@ async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
                 live.log.loop = None  # known while a run is on it (``TaskRuns.start``)
 
 
-async def _execute(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestContext) -> None:
-    agent, sink = runs.agent, RunSink(runs, live, turn)
-    try:
-        if live.task is not None:
-            context.task = copy_task(live.task)  # as it was before this message
-            if context.message is not None:
-                await _record_user_message(runs, live, context)
-        if context.message is None and isinstance(agent, ResumableAgent):
-            await agent.resume(context, sink)
-        else:
-            await agent.execute(context, sink)
-    except asyncio.CancelledError:
-        if turn.ended:
-            return  # canceled by tasks/cancel: the canceled status is recorded
-        raise
-    except Exception:
-        if turn.ended:  # after its turn (or the store failed): nothing to settle
-            logger.warning("agent failed after its run on task %s ended", live.task_id)
-            return
-        logger.exception("agent failed on task %s", live.task_id)
-        await runs.finish(live, TaskState.failed, AGENT_FAILED)
-    else:
-        if not turn.ended:
-            logger.warning("agent returned without finishing task %s", live.task_id)
-            await runs.finish(live, TaskState.failed, AGENT_STOPPED)
+async def _failed(runs: TaskRuns, live: LiveTask, turn: Turn) -> None:
+    """The agent raised: the task fails, unless its turn was over already."""
+    if turn.ended:  # after its turn (or the store failed): nothing to settle
+        logger.warning("agent failed after its run on task %s ended", live.task_id)
+        return
+    logger.exception("agent failed on task %s", live.task_id)
+    await runs.finish(live, TaskState.failed, AGENT_FAILED)
 
 
 async def _record_user_message(runs: TaskRuns, live: LiveTask, context: RequestContext) -> None:
+    """Give the agent the task as it was before this message, then add the message (if
+    there is one: a resumed run has none) to its history and store it."""
     assert live.task is not None
-    assert context.message is not None
+    context.task = copy_task(live.task)
+    if context.message is None:
+        return
     task = live.task
     question = task.status.message
     if question is not None:  # answered: the question joins the history before the answer

@@ -336,8 +336,9 @@ class TaskRuns:
                 stored, sequence = await self._store(live, events)
         finally:
             gate.release()
-        for rest in events[stored:]:  # after the end of the interaction: refused
-            sequence = await self.publish_many(live, (rest,), turn)
+        if stored < len(events):
+            for rest in events[stored:]:  # after the end of the interaction: refused
+                sequence = await self.publish_many(live, (rest,), turn)
         return sequence
 
     async def _store(self, live: LiveTask, events: Sequence[Event]) -> tuple[int, int]:
