@@ -259,14 +259,9 @@ class TaskRuns:
         self, task_id: str, context_id: str, message: Message, owner: str | None = None
     ) -> LiveTask:
         """A new task of ``owner``, held (the caller starts its first run or lets go)."""
-        live = LiveTask(
-            task_id,
-            context_id,
-            None,
-            EventLog(),
-            pending_user_message=message,
-            received=time.time_ns() // 1000,
-        )
+        live = LiveTask(task_id, context_id, None, EventLog())  # no keywords: see _context
+        live.pending_user_message = message
+        live.received = time.time_ns() // 1000
         live.owner = owner
         live.holders = 1
         self.live[task_id] = live
