@@ -90,6 +90,38 @@ async def test_stream_of_a_direct_reply_is_one_message(http: httpx.AsyncClient) 
     assert [answer["result"]["kind"] for _, answer in events] == ["message"]
 
 
+@pytest.fixture
+def served_app() -> Iterator[tuple[str, A2AApp]]:
+    app, _ = scripted_app()
+    with running(app) as url:
+        yield url, app
+
+
+@pytest.mark.parametrize("again", ["message/stream", "message/send"])
+async def test_a_streamed_direct_reply_answers_a_repeat_of_its_message(
+    served_app: tuple[str, A2AApp], again: str
+) -> None:
+    """A message sent again (same messageId, same context) gets the first send's reply,
+    after a ``message/stream`` as after a ``message/send``: the agent's direct reply is
+    recorded, since its task, which never existed, is not there to ask."""
+    url, app = served_app
+    params = stream_params("reply hi", contextId="ctx-reply")
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        events = await sse(http, "message/stream", params)
+        first = events[0][1]["result"]
+        assert first["kind"] == "message"
+        for _ in range(1000):  # the run over and gone: only the record is left
+            if not app.handler.runs.live:
+                break
+            await asyncio.sleep(0.01)
+        assert not app.handler.runs.live
+        if again == "message/stream":
+            repeated = (await sse(http, again, params))[0][1]["result"]
+        else:
+            repeated = await result(http, again, params)
+    assert repeated == first
+
+
 async def only_event(response: httpx.Response) -> dict[str, Any]:
     """The one SSE event of a stream answer, checked to be the whole body."""
     assert response.status_code == 200

@@ -144,8 +144,7 @@ class RequestHandler:
         result = await live.log.first(start, ends_interaction if blocking else None)
         # a status update, usually: asked first (a model's isinstance that fails is slow)
         if type(result) is not TaskStatusUpdateEvent and isinstance(result, Message):
-            await self.sent.reply(params.message, result)
-            return result
+            return result  # recorded by the run for a repeat (``TaskRuns._keep_reply``)
         assert live.task is not None
         return _trim(live.task, history_length)
 

@@ -188,9 +188,3 @@ class SentMessages:
         scope = _scope(message)
         if scope is not None:
             await self.runs.store.release_message(scope, message.message_id)
-
-    async def reply(self, message: Message, reply: Message) -> None:
-        """Record the agent's direct reply to ``message``."""
-        scope = _scope(message)
-        if scope is not None:
-            await self.runs.store.save_reply(scope, message.message_id, reply)

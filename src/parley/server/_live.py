@@ -175,6 +175,10 @@ class LiveTask:
     this move meanwhile may miss a change, and is not kept (``PushService.entries``)."""
     owner: str | None = None
     """The principal the task belongs to (``owner_of``), ``None``: open to every caller."""
+    reply_scope: str | None = None
+    """Where the message that created the task was sent (its ``taskId``, else its
+    ``contextId``; ``None``: neither): an agent that answers it with a Message instead
+    of a task has that reply recorded there, for a repeat of the message."""
 
     def push_configs_changed(self) -> None:
         """Forget the push configs read before: one was stored or deleted just now."""

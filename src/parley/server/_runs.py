@@ -331,10 +331,25 @@ class TaskRuns:
                 stored, sequence = await self._store(live, events)
         finally:
             gate.release()
+        if live.task is None and live.reply_scope is not None:
+            await self._keep_reply(live, first)
         if stored < len(events):
             for rest in events[stored:]:  # after the end of the interaction: refused
                 sequence = await self.publish_many(live, (rest,), turn)
         return sequence
+
+    async def _keep_reply(self, live: LiveTask, reply: Event) -> None:
+        """Record the agent's direct reply for a repeat of the message it answers
+        (``message/send`` and ``message/stream`` alike; see ``_idempotency``). The reply
+        is out already: a failure costs a repeat its answer, and is logged."""
+        message = live.pending_user_message
+        assert live.reply_scope is not None
+        assert message is not None
+        assert isinstance(reply, Message)
+        try:
+            await self.store.save_reply(live.reply_scope, message.message_id, reply)
+        except Exception:
+            logger.exception("could not record the direct reply of task %s", live.task_id)
 
     async def _store(self, live: LiveTask, events: Sequence[Event]) -> tuple[int, int]:
         """Check, fold and store ``events`` up to the first that ends the interaction

@@ -85,6 +85,7 @@ class Sends:
             await self.sent.forget(message)
             raise _just_started(task_id)
         live = self.runs.create(task_id, context_id, message, owner or None)
+        live.reply_scope = scoped
         if not pushed:
             live.push_configs = ()  # a new task has none yet: no store read per new task
         turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
