@@ -18,7 +18,7 @@ import jwt
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.x509.oid import NameOID
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -123,6 +123,9 @@ def _certificate(
 ) -> x509.Certificate:
     now = datetime.datetime.now(datetime.UTC)
     issuer_name, issuer_key = issuer if issuer else (subject, key)
+    # Python 3.13's ssl verifies with VERIFY_X509_STRICT by default, which rejects a chain
+    # lacking the key identifiers or a CA lacking key usage (RFC 5280 4.2.1.1-3): make
+    # certificates as a real CA would, so the tests pass on every Python parley supports.
     builder = (
         x509.CertificateBuilder()
         .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
@@ -132,7 +135,16 @@ def _certificate(
         .not_valid_before(now - datetime.timedelta(minutes=5))
         .not_valid_after(now + datetime.timedelta(days=1))
         .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True)
+        .add_extension(_key_usage(ca), critical=True)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(key.public_key()), critical=False)
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(issuer_key.public_key()),
+            critical=False,
+        )
     )
+    if not ca:
+        usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
+        builder = builder.add_extension(x509.ExtendedKeyUsage([usage]), critical=False)
     if server:
         builder = builder.add_extension(
             x509.SubjectAlternativeName(
@@ -141,6 +153,20 @@ def _certificate(
             critical=False,
         )
     return builder.sign(issuer_key, hashes.SHA256())
+
+
+def _key_usage(ca: bool) -> x509.KeyUsage:
+    return x509.KeyUsage(
+        digital_signature=not ca,
+        content_commitment=False,
+        key_encipherment=False,
+        data_encipherment=False,
+        key_agreement=False,
+        key_cert_sign=ca,
+        crl_sign=ca,
+        encipher_only=False,
+        decipher_only=False,
+    )
 
 
 def make_certificates(folder: Path, clients: tuple[str, ...] = ("alice",)) -> Certificates:
