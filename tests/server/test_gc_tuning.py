@@ -23,6 +23,7 @@ async def main(tune, preset):
     if preset:
         gc.set_threshold(*preset)
     before = gc.get_threshold()
+    frozen_before = gc.get_freeze_count()
     app = create_app(story, card(), tune_gc=tune)
     async with app.router.router.lifespan_context(app.router):
         transport = httpx.ASGITransport(app=app)
@@ -31,7 +32,7 @@ async def main(tune, preset):
         print(json.dumps({
             "before": before,
             "threshold": gc.get_threshold(),
-            "frozen": gc.get_freeze_count(),
+            "frozen": gc.get_freeze_count() - frozen_before,  # 3.12 starts with some frozen
             "card": card_status,
         }))
 
@@ -62,15 +63,17 @@ def serve_once(tune: bool, preset: tuple[int, int, int] | None = None) -> dict[s
     ("tune", "preset", "threshold", "frozen"),
     [
         pytest.param(True, None, [40_000, 100, 10], True, id="tuned-by-default"),
-        pytest.param(False, None, [700, 10, 10], False, id="tune_gc-false-leaves-it"),
+        # None: the interpreter's own thresholds ((700, 10, 10) on 3.11 and 3.12, (2000, 10, 10)
+        # on 3.13), read in the fresh interpreter before the app started.
+        pytest.param(False, None, None, False, id="tune_gc-false-leaves-it"),
         pytest.param(True, (2000, 5, 5), [2000, 5, 5], False, id="own-settings-respected"),
     ],
 )
 def test_lifespan_tunes_the_collector_once(
-    tune: bool, preset: tuple[int, int, int] | None, threshold: list[int], frozen: bool
+    tune: bool, preset: tuple[int, int, int] | None, threshold: list[int] | None, frozen: bool
 ) -> None:
     result = serve_once(tune, preset)
-    assert result["threshold"] == threshold
+    assert result["threshold"] == (result["before"] if threshold is None else threshold)
     assert bool(result["frozen"]) is frozen
 
 
