@@ -73,8 +73,6 @@ class A2AModel(BaseModel):
         """A shallow copy with ``update`` set, unvalidated: ``model_copy(update=...)``
         without its generic steps (a third of its cost; the server copies a task or a
         message a few times per request)."""
-        cls = type(self)
-        copy = cls.__new__(cls)
         state = self.__dict__.copy()
         fields_set = self.__pydantic_fields_set__
         if update:
@@ -82,11 +80,7 @@ class A2AModel(BaseModel):
             fields_set = fields_set | update.keys()
         else:
             fields_set = set(fields_set)
-        _set_dict(copy, state)
-        _set_fields_set(copy, fields_set)
-        _set_extra(copy, None)  # extra="ignore": never any
-        _set_private(copy, None)  # no private attributes
-        return copy
+        return made(type(self), state, fields_set)
 
     def to_json(self) -> bytes:
         """The wire JSON of this object, as bytes."""
