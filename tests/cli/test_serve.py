@@ -177,3 +177,44 @@ def test_serve_at_info_writes_an_access_line_per_request_and_at_warning_none() -
             out, err = process.communicate(timeout=10)
         access = '"GET /.well-known/agent-card.json HTTP/1.1" 200'
         assert (access in out + err) is written, (level, out, err)
+
+
+def test_serve_closes_the_store_db_opened_when_it_stops(tmp_path: Path) -> None:
+    """The SQLite store ``--db`` opened is closed at exit, after the agent stops: its
+    last connection folds the WAL into the database and removes it, and a second
+    ``parley serve`` finds the task the first stored."""
+    database = tmp_path / "tasks.db"
+    url = f"sqlite+aiosqlite:///{database}"
+    send = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "message/send",
+        "params": {
+            "message": {"role": "user", "messageId": "m", "parts": [{"kind": "text", "text": "hi"}]}
+        },
+    }
+    task_id = None
+    for _ in range(2):
+        port = free_port()
+        process = subprocess.Popen(
+            [PARLEY, "serve", "--port", str(port), "--db", url],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert process.stderr is not None
+            line = process.stderr.readline()
+            while "try:" not in line and line:
+                line = process.stderr.readline()
+            if task_id is None:
+                task_id = httpx.post(f"http://127.0.0.1:{port}/", json=send).json()["result"]["id"]
+                assert Path(f"{database}-wal").exists()  # the store is open and writing
+            else:
+                get = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task_id}}
+                task = httpx.post(f"http://127.0.0.1:{port}/", json=get).json()["result"]
+                assert task["status"]["state"] == "completed"
+        finally:
+            process.terminate()
+            out, err = process.communicate(timeout=10)
+        assert not Path(f"{database}-wal").exists(), (out, err)

@@ -37,6 +37,7 @@ from parley.server import (
 )
 from parley.server._bus import open_bus
 from parley.server.push import PushSettings
+from parley.stores import Store
 from parley.types import AgentCard, APIKeySecurityScheme
 
 console = Console(stderr=True, highlight=False)
@@ -150,7 +151,7 @@ def serve(
     optionally gRPC, with its card at /.well-known/agent-card.json."""
     options = _push_options(allow_push_to or [], signing_key or [])
     options.update(_sharing_options(bus, lease_ttl))
-    app = _load(agent, db, options, _api_keys(api_key or []))
+    app, opened = _load(agent, db, options, _api_keys(api_key or []))
     if forwarded_allow_ips is not None:
         try:
             app.proxies = TrustedProxies(forwarded_allow_ips)
@@ -166,11 +167,16 @@ def serve(
         asyncio.Runner(loop_factory=config.get_loop_factory()) as runner,  # uvloop if there
     ):
         bound = listener.getsockname()[1]  # --port 0: the one the system gave
-        runner.run(_serve(app, server, listener, db, _banner(app, host, bound)))
+        runner.run(_serve(app, opened, server, listener, db, _banner(app, host, bound)))
 
 
 async def _serve(
-    app: A2AApp, server: uvicorn.Server, listener: socket.socket, db: str | None, banner: str
+    app: A2AApp,
+    opened: Store | None,
+    server: uvicorn.Server,
+    listener: socket.socket,
+    db: str | None,
+    banner: str,
 ) -> None:
     # Signals are held until the agent has stopped too (uvicorn re-raises them when its
     # own serve returns, which would end the process before the lifespan's exit).
@@ -185,6 +191,11 @@ async def _serve(
             if started:
                 raise
             _fail(f"cannot start {app.handler.card.name}: {_reason(error, db)}")
+        finally:
+            # The store --db opened is closed here, after the agent's runs have stopped:
+            # what is queued is committed, and SQLite folds its WAL into the database.
+            if opened is not None:
+                await opened.aclose()
 
 
 def _banner(app: A2AApp, host: str, port: int) -> str:
@@ -280,7 +291,9 @@ def _require_api_key(card: AgentCard, keys: dict[str, str]) -> tuple[AgentCard, 
 
 def _load(
     target: str | None, db: str | None, options: dict[str, Any], keys: dict[str, str]
-) -> A2AApp:
+) -> tuple[A2AApp, Store | None]:
+    """The app to serve, and the store opened for it from ``--db`` (``None`` for an app
+    built with its own store, which its builder closes)."""
     if target is None:
         from parley.demo import demo, demo_card
 
@@ -288,7 +301,8 @@ def _load(
         if keys:
             demo_agent_card, security = _require_api_key(demo_agent_card, keys)
             options = {**options, **security}
-        return create_app(demo, demo_agent_card, task_store=task_store(db or DEFAULT_DB), **options)
+        store = task_store(db or DEFAULT_DB)
+        return create_app(demo, demo_agent_card, task_store=store, **options), store
     value, module = _import(target)
     if isinstance(value, A2AApp):
         if db is not None:
@@ -299,7 +313,7 @@ def _load(
             )
         if options or keys:
             _fail(f"{target} is a built A2AApp: give it push settings, keys and its bus in code")
-        return value
+        return value, None
     card: Any = getattr(module, "card", None)
     if not isinstance(card, AgentCard):
         _fail(f"{target} is an agent, but {module.__name__!r} defines no `card` (an AgentCard)")
@@ -308,8 +322,9 @@ def _load(
     if keys:
         card, security = _require_api_key(card, keys)
         options = {**options, **security}
+    store = task_store(db or DEFAULT_DB)
     try:
-        return create_app(value, card, task_store=task_store(db or DEFAULT_DB), **options)
+        return create_app(value, card, task_store=store, **options), store
     except (TypeError, CardError) as error:
         _fail(f"{target}: {error}")
 
