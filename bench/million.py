@@ -1,18 +1,21 @@
 """The million-task cost: does a store that holds a million tasks serve as fast as an
 empty one, and does retention deleting a million expired tasks stall requests?
 
-For each SQL store (SQLite, PostgreSQL), on a fresh database:
+For each SQL store (SQLite, PostgreSQL):
 
-1. **empty**: serve parley's echo agent, measure ``message/send`` at 16 and 64
-   connections;
-2. **fill**: stop the server and add ``--tasks`` tasks (1,000,000) by cloning the rows of
-   one task the server stored, under fresh task and context ids, in large batches. The
-   tables are read from the database itself (SQLAlchemy reflection), so the fill keeps
-   up with the store's schema: every row that names the task is copied;
-   PostgreSQL is then vacuumed, analysed and checkpointed, as an operator's database
-   would be (``_settled_postgres``: not the aftermath of the bulk write);
-3. **full**: serve again on the filled database and measure the same;
-4. **expiring**: age every stored task past the retention period (its activity time
+1. **fill**: serve parley's echo agent on a fresh database for 2 s, stop it and add
+   ``--tasks`` tasks (1,000,000) by cloning the rows of one task the server stored,
+   under fresh task and context ids, in large batches. The tables are read from the
+   database itself (SQLAlchemy reflection), so the fill keeps up with the store's
+   schema: every row that names the task is copied; PostgreSQL is then vacuumed,
+   analysed and checkpointed, as an operator's database would be (``_settled_postgres``:
+   not the aftermath of the bulk write);
+2. **empty** and **full**, in turn (``ROUNDS``: three rounds each, ABBA): serve the
+   echo agent on a fresh database (empty) or the filled one (full), warm up 2 s, measure
+   ``message/send`` at 16 and 64 connections; each phase's last round adds five 2 s
+   slices at 64 connections. A phase's throughput is its rounds' mean, its p99 that of
+   every request of its rounds (wrk's histograms pooled);
+3. **expiring**: age every stored task past the retention period (its activity time
    columns moved 30 days back; PostgreSQL settled again), serve again (retention
    sweeps at start-up) and measure ``message/send`` at 64 connections in 2 s slices
    while the sweep runs, against the full store's figures.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 import time
@@ -46,6 +50,11 @@ AGE = 30 * 86_400
 SLICE_SECONDS = 2
 MAX_SLICES = 300
 BASELINE_SLICES = 5
+ROUNDS = ("empty", "full", "full", "empty", "empty", "full")
+"""The empty and the full store served in turn, three times each, in an order (ABBA)
+that cancels a steady drift of the machine: one run of each was not enough to read a
+10 % goal (run to run, the empty store's throughput moved by 20 % on a slow machine).
+Each empty round has a fresh database, so it stays empty (a round stores ~100,000)."""
 
 
 def million(options: argparse.Namespace) -> dict[str, Any]:
@@ -65,27 +74,61 @@ def _one_store(store: str, options: argparse.Namespace) -> dict[str, Any]:
     target = TARGETS[store]
     result: dict[str, Any] = {"name": target.name}
     with _database(store, options.postgres) as url:
-        started = time.monotonic()
         with serving(target, db_url=url) as served:
-            result["start_empty_seconds"] = round(time.monotonic() - started, 2)
-            wrk(served, 16, 2)
-            result["empty"] = [wrk(served, c, options.seconds) for c in (16, 64)]
-            result["empty_slices"] = _slices(served, BASELINE_SLICES)
-        _say("empty", result["empty"], result["empty_slices"])
+            wrk(served, 16, 2)  # the task the fill copies
         started = time.monotonic()
         result["stored_before_fill"] = asyncio.run(_fill(url, options.tasks))
         result["fill_seconds"] = round(time.monotonic() - started, 1)
-        started = time.monotonic()
-        with serving(target, db_url=url) as served:
-            result["start_full_seconds"] = round(time.monotonic() - started, 2)
-            wrk(served, 16, 2)
-            result["full"] = [wrk(served, c, options.seconds) for c in (16, 64)]
-            result["full_slices"] = _slices(served, BASELINE_SLICES)
-        _say("full", result["full"], result["full_slices"])
+        rounds: dict[str, list[list[dict[str, Any]]]] = {"empty": [], "full": []}
+        starts: dict[str, list[float]] = {"empty": [], "full": []}
+        for phase in ROUNDS:
+            with contextlib.ExitStack() as stack:
+                db = (
+                    url
+                    if phase == "full"
+                    else stack.enter_context(_database(store, options.postgres))
+                )
+                started = time.monotonic()
+                served = stack.enter_context(serving(target, db_url=db))
+                starts[phase].append(round(time.monotonic() - started, 2))
+                wrk(served, 16, 2)
+                runs = [wrk(served, c, options.seconds, histogram=True) for c in (16, 64)]
+                rounds[phase].append(runs)
+                if len(rounds[phase]) == ROUNDS.count(phase):  # its last round: the slices
+                    result[f"{phase}_slices"] = _slices(served, BASELINE_SLICES)
+            _say_round(phase, runs)
+        for phase in ("empty", "full"):
+            result[phase] = _pooled_rounds(rounds[phase])
+            result[f"start_{phase}_seconds"] = max(starts[phase])
+            _say(phase, result[phase], result[f"{phase}_slices"])
         asyncio.run(_age(url))
         result["expiring"] = _during_sweep(target, url)
     result["load_average"] = os.getloadavg()
     return result
+
+
+def _pooled_rounds(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Per connection count, the rounds as one: throughput their mean, p99 from every
+    request's latency (``pooled_p99_ms``), each round's own figures kept beside."""
+    pooled = []
+    for runs in zip(*rounds, strict=True):
+        p50s = sorted(r["p50_ms"] for r in runs)
+        one = {
+            "connections": runs[0]["connections"],
+            "per_s": round(sum(r["per_s"] for r in runs) / len(runs), 1),
+            "p50_ms": p50s[len(p50s) // 2],
+            "p99_ms": pooled_p99_ms(list(runs)),
+            "rounds": [{k: r[k] for k in ("per_s", "p50_ms", "p99_ms")} for r in runs],
+        }
+        pooled.append(one)
+    return pooled
+
+
+def _say_round(phase: str, runs: list[dict[str, Any]]) -> None:
+    figures = ", ".join(
+        f"c={r['connections']} {r['per_s']:.0f}/s p99 {r['p99_ms']:.1f} ms" for r in runs
+    )
+    print(f"   {phase} round: {figures}", file=sys.stderr, flush=True)
 
 
 def _say(phase: str, runs: list[dict[str, Any]], slices: dict[str, Any]) -> None:
@@ -131,7 +174,6 @@ def _summary(slices: list[dict[str, Any]]) -> dict[str, Any]:
 def _database(store: str, postgres: str) -> Any:
     if store == "postgres":
         return fresh_database(postgres)
-    import contextlib
     import tempfile
 
     @contextlib.contextmanager
@@ -347,10 +389,18 @@ def _during_sweep(target: Any, url: str) -> dict[str, Any]:
     return {**_summary(slices), "sweep_seconds": round(swept, 1), "after": after}
 
 
+def _rounds(pooled: dict[str, Any]) -> str:
+    return "  ".join(f"{r['per_s']:.0f} ({r['p99_ms']:.1f})" for r in pooled.get("rounds", []))
+
+
 def million_table(report: dict[str, Any]) -> str:
-    lines = [f"{report['tasks']:,} tasks stored, message/send (ratio: full / empty)"]
+    lines = [
+        f"{report['tasks']:,} tasks stored, message/send (ratio: full / empty; each phase "
+        "three rounds, served in turn: req/s their mean, p99 of all their requests)"
+    ]
     lines.append(
         f"{'store':26} {'phase':10} {'c':>3} {'req/s':>8} {'p99 ms':>8} {'ratio':>6} {'p99 x':>6}"
+        "  rounds: req/s (p99 ms)"
     )
     for result in report["stores"].values():
         name = result["name"]
@@ -360,8 +410,16 @@ def million_table(report: dict[str, Any]) -> str:
                 p99 = f"{s['p99_ms'] / empty['p99_ms']:.2f}" if empty["p99_ms"] else ""
                 lines.append(
                     f"{name:26} {phase:10} {s['connections']:>3} {s['per_s']:>8.0f} "
-                    f"{s['p99_ms']:>8.2f} {ratio:>6} {p99:>6}"
+                    f"{s['p99_ms']:>8.2f} {ratio:>6} {p99:>6}  {_rounds(s)}"
                 )
+            pairs = zip(empty.get("rounds", []), full.get("rounds", []), strict=True)
+            lines.append(
+                f"{'':26} {'full/empty':10} {empty['connections']:>3} round by round: "
+                + ", ".join(
+                    f"{f['per_s'] / e['per_s']:.2f} (p99 {f['p99_ms'] / e['p99_ms']:.2f}x)"
+                    for e, f in pairs
+                )
+            )
         lines.append(
             f"{name}: 2 s slices at 64 connections, p99 of the median / worst slice and "
             "pooled (ratios to full)"

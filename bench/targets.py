@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import os
 import socket
 import subprocess
@@ -191,12 +192,15 @@ def _store(
         yield None, None
 
 
+_DATABASES = itertools.count()
+
+
 @contextlib.contextmanager
 def fresh_database(postgres: str) -> Iterator[str]:
     """A new PostgreSQL database beside the one ``postgres`` names, dropped afterwards."""
     import asyncpg  # parley's postgresql extra
 
-    name = f"parley_bench_{os.getpid()}_{int(time.time())}"
+    name = f"parley_bench_{os.getpid()}_{int(time.time())}_{next(_DATABASES)}"
     admin = postgres.replace("postgresql+asyncpg://", "postgresql://")
 
     async def run(statement: str) -> None:
