@@ -137,19 +137,30 @@ class ClientGone(Exception):
 
 async def read_body(receive: Receive, limit: int, headers: dict[str, str]) -> bytes:
     """The request body, refused with ``BodyTooLarge`` as soon as it passes ``limit``."""
+    check_length(headers, limit)
+    message = await receive()
+    body = whole_body(message, limit)
+    return body if body is not None else await read_rest(receive, limit, message)
+
+
+def check_length(headers: dict[str, str], limit: int) -> None:
+    """Refuse a body whose declared length passes ``limit`` before reading any of it."""
     length = headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
         raise BodyTooLarge(limit)
-    message = await receive()
+
+
+def whole_body(message: Message, limit: int) -> bytes | None:
+    """The body, when the first message holds all of it (mostly so); else ``None``."""
     if not message.get("more_body", False) and message["type"] == "http.request":
-        body: bytes = message.get("body", b"")  # the whole body in one message: mostly
+        body: bytes = message.get("body", b"")
         if len(body) > limit:
             raise BodyTooLarge(limit)
         return body
-    return await _read_rest(receive, limit, message)
+    return None
 
 
-async def _read_rest(receive: Receive, limit: int, message: Message) -> bytes:
+async def read_rest(receive: Receive, limit: int, message: Message) -> bytes:
     """The body from ``message`` on, over several messages."""
     chunks: list[bytes] = []
     size = 0

@@ -63,14 +63,16 @@ from parley.server.bindings._http import (
     BodyTooLarge,
     ClientGone,
     call_context,
+    check_length,
     declares_json,
-    read_body,
     read_json,
+    read_rest,
     request_headers,
     send_body,
     send_sse_error,
     stream_sse,
     version_asked,
+    whole_body,
 )
 from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
 
@@ -140,14 +142,22 @@ class JSONRPCBinding:
             await send_body(send, 415, failure(None, InvalidRequestError(NOT_JSON)))
             return
         try:
-            body = await read_body(receive, self.max_body_size, headers)
+            # read_body's steps, without a coroutine of its own for every request
+            limit = self.max_body_size
+            check_length(headers, limit)
+            message = await receive()
+            body = whole_body(message, limit)
+            if body is None:
+                body = await read_rest(receive, limit, message)
         except BodyTooLarge as too_large:
             await send_body(send, 413, failure(None, InvalidRequestError(str(too_large))))
             return
         except ClientGone:
             return
         call = call_context(scope, headers)
-        version = headers.get("a2a-version") or _query_version(scope)
+        version = headers.get("a2a-version")
+        if not version and scope.get("query_string"):
+            version = _query_version(scope)
         fast = _FAST.get(version)
         read = None if fast is None else fast.read(body, version)
         if fast is None or read is None:
