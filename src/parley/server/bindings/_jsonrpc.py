@@ -27,12 +27,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, NotRequired, Union, get_args
 from urllib.parse import parse_qs
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import to_json
 from starlette.types import Receive, Scope, Send
+from typing_extensions import TypedDict
 
 from parley.protocol import (
     BY_JSONRPC_METHOD,
@@ -76,7 +77,23 @@ from parley.server.bindings._http import (
 )
 from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
 
-_REQUEST = TypeAdapter[Any](A2ARequest).validator  # without the adapter's Python steps
+
+def _request_reader() -> Any:
+    """A validator reading a request of ``A2ARequest`` into a dict of its members (the
+    params as their model), told apart by ``method`` as the union tells its models apart:
+    each member a ``TypedDict`` of its model's fields, so no envelope model is made to be
+    read once and dropped (~2,400 instructions a request)."""
+    members: list[Any] = []
+    for model in get_args(get_args(A2ARequest)[0]):
+        fields = {name: field.annotation for name, field in model.model_fields.items()}
+        if not model.model_fields["params"].is_required():
+            fields["params"] = NotRequired[fields["params"]]
+        members.append(TypedDict(f"_{model.__name__}", fields))  # type: ignore[operator]
+    union: Any = Annotated[Union[tuple(members)], Field(discriminator="method")]  # noqa: UP007
+    return TypeAdapter[Any](union).validator  # without the adapter's Python steps
+
+
+_REQUEST = _request_reader()
 _NO_ID = object()
 
 CardSource = Callable[[CallContext], AgentCard]
@@ -373,10 +390,10 @@ def _read_v0_3(body: bytes, version: str | None) -> tuple[Any, Operation, Any] |
         request = _REQUEST.validate_json(body)
     except ValidationError:
         return None
-    method = request.method
+    method = request["method"]
     if not version and method in SHARED_METHODS and any(hint in body for hint in CLAIM_HINTS):
         return None  # another dialect may claim it: see the module docs
-    return request.id, BY_JSONRPC_METHOD[method], request.params
+    return request["id"], BY_JSONRPC_METHOD[method], request.get("params")
 
 
 def _v1_fast() -> dict[str | None, FastPath]:
