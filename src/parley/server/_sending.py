@@ -23,6 +23,7 @@ from parley.server._live import LiveTask, may_use, scope_of
 from parley.server._runs import TaskRuns
 from parley.server.push._service import PushService
 from parley.types import Message, MessageSendParams, NamedTaskSendParams, Task
+from parley.types._base import made
 
 
 class Sends:
@@ -77,7 +78,7 @@ class Sends:
             if repeat is not None:
                 return repeat
         context_id = message.context_id or new_ordered_id()
-        message = message.copied(task_id=task_id, context_id=context_id)
+        message = _with_ids(message, task_id, context_id)
         related = await self._related_tasks(message, owner) if message.reference_task_ids else []
         pushed = await self._push_config_of(task_id, params, call) if configuration else False
         # No await from here on: the new task and its run slot are taken together.
@@ -218,6 +219,18 @@ def _context(
         message, live.task_id, live.context_id, None, params.configuration, params.metadata,
         related, call,
     )  # fmt: skip
+
+
+_IDS = frozenset(("task_id", "context_id"))
+
+
+def _with_ids(message: Message, task_id: str, context_id: str) -> Message:
+    """``message.copied(task_id=task_id, context_id=context_id)`` without the keywords'
+    dict, its ``update`` and the view of its keys: ~3,500 instructions less a new task."""
+    state = message.__dict__.copy()
+    state["task_id"] = task_id
+    state["context_id"] = context_id
+    return made(type(message), state, message.__pydantic_fields_set__ | _IDS)
 
 
 def _just_started(task_id: str) -> InvalidParamsError:
