@@ -33,7 +33,7 @@ from urllib.parse import parse_qs
 from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import to_json
 from starlette.types import Receive, Scope, Send
-from typing_extensions import TypedDict
+from typing_extensions import TypedDict  # pydantic's own dependency; typing's only from 3.12
 
 from parley.protocol import (
     BY_JSONRPC_METHOD,
