@@ -358,24 +358,33 @@ class _Checkpointer:
 
     def _restart(self, connection: sqlite3.Connection, frame: int, log: int) -> int:
         """Start the WAL over; returns its frames then (-1: busy, the next wake-up
-        tries again). Passive checkpoints at ``_CATCH_UP_NICE`` until one found less
-        than a sixteenth of ``wal_limit`` written since the one before (or the WAL is
-        past twice the limit), then a ``RESTART`` checkpoint at the ordinary priority
-        (where the process may), which holds the write lock while it copies those last
-        frames and waits at most ``_RESTART_WAIT`` for readers of older frames; the
-        writer's next commit then writes the WAL from its start. The file keeps its
-        size (no ``journal_size_limit``: cutting 40 MB off it took 12 ms, and the commit
-        that starts the WAL over would do it on the loop), and writing over its frames
-        costs less than appending to it."""
+        tries again). Passive checkpoints at ``_CATCH_UP_NICE``, each copying what the
+        writer wrote during the one before, until one finds nothing new to copy: the
+        whole WAL is in the database, so the writer's next transaction starts the WAL
+        over by itself (SQLite does when it finds every frame copied), held up by
+        nothing. The writer commits in bursts, one per turn of the event loop, and the
+        last passes copy a commit or two, so one usually falls between two commits.
+        Only if none does in ``_CATCH_UP`` passes (or the WAL is past twice the limit)
+        a ``RESTART`` checkpoint, at the ordinary priority (where the process may),
+        holds the write lock while it copies the last frames and waits at most
+        ``_RESTART_WAIT`` for readers of older frames (the writer waits as long: every
+        request in flight). The file keeps its size (no ``journal_size_limit``: cutting
+        40 MB off it took 12 ms, and the commit that starts the WAL over would do it on
+        the loop), and writing over its frames costs less than appending to it."""
         _hurry(threading.get_native_id())
         _renice(_CATCH_UP_NICE)
         for _ in range(_CATCH_UP):
             state = _checkpoint(connection, "PASSIVE")
             if state is None:
                 return -1
-            added, log = state[0] - log, state[0]  # while the last checkpoint ran
-            if added * frame < self.wal_limit // 16 or log * frame > 2 * self.wal_limit:
-                break  # little left to copy with the writer held, or no time left
+            if state[0] <= log and state[1] == state[0]:  # nothing new, all copied
+                self.restarts += 1
+                return state[0]
+            added, log = state[0] - log, state[0]
+            if added * frame < self.wal_limit // 16:
+                _renice(0)  # little left: passes short enough to fall between two commits
+            if log * frame > 2 * self.wal_limit:
+                break  # no time left
         _renice(0)
         connection.execute(f"PRAGMA busy_timeout={int(_RESTART_WAIT * 1000)}")
         try:
@@ -391,7 +400,7 @@ class _Checkpointer:
 _FRAME_HEADER = 24
 """Bytes before each page in the WAL file."""
 
-_CATCH_UP = 6
+_CATCH_UP = 16
 """Passive checkpoints at most before a restart's ``RESTART`` checkpoint."""
 
 _CATCH_UP_NICE = 10
