@@ -90,7 +90,8 @@ class _Recorder:
         self.flushes: list[float] = []
         self.flush_walls: list[float] = []
         self.wal_peak = 0  # bytes
-        self.wal_restarts = 0  # the checkpointer's RESTART checkpoints (SQLiteWriter.restarts)
+        self.wal_restarts = 0  # times the checkpointer started the WAL over (SQLiteWriter.restarts)
+        self.wal_forced = 0  # of them, by a RESTART checkpoint (SQLiteWriter.forced_restarts)
         self.flush_sizes: list[int] = []
         self.busy = 0
         self.writes: collections.Counter[str] = collections.Counter()
@@ -163,6 +164,7 @@ def _time_flushes(recorder: _Recorder, writer: Any) -> None:
         if not recorder.on:
             return
         recorder.wal_restarts = getattr(self, "restarts", 0)
+        recorder.wal_forced = getattr(self, "forced_restarts", 0)
         with contextlib.suppress(OSError):
             recorder.wal_peak = max(recorder.wal_peak, os.stat(self.path + "-wal").st_size)
         left = len(self._pending)
@@ -383,6 +385,7 @@ def _report(recorder: _Recorder, options: argparse.Namespace) -> dict[str, Any]:
             "flush_cpu": _quantiles(recorder.flushes),
             "flush_wall": _quantiles(recorder.flush_walls),
             "wal_restarts": recorder.wal_restarts,
+            "wal_restarts_forced": recorder.wal_forced,
             "wal_peak_mb": round(recorder.wal_peak / 1e6, 1),
             "writes_per_request": {k: round(v / requests, 2) for k, v in recorder.writes.items()},
             "flushes_waited": dict(sorted(recorder.waited.items())),
