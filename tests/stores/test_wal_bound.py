@@ -101,7 +101,7 @@ async def test_the_wal_starts_over_between_two_commits(tmp_path: Path) -> None:
     catching up to it in a pause: the writer's next commit finds every frame copied and
     writes the WAL from its start. Before, every restart was a ``RESTART`` checkpoint,
     which holds the write lock while it copies the last frames: a served writer found it
-    taken and every request in flight waited (5-14 ms, at 64 connections)."""
+    taken and every request in flight waited (4.5-21.5 ms, at 64 connections)."""
     path = tmp_path / "wal.db"
     writer = SQLiteWriter(str(path), wal_limit=LIMIT)
     row = b"x" * 64

@@ -39,7 +39,7 @@ next commit finds every frame copied and starts the WAL over. Only if no pass do
 within ``_CATCH_UP`` it runs a ``RESTART`` checkpoint, which holds SQLite's write lock
 while it copies the last frames; the writer's ``BEGIN IMMEDIATE`` finds the lock taken
 meanwhile and tries again a millisecond later (as for a pooled connection's
-transaction): every request in flight waits (5-14 ms at 64 connections, when that was
+transaction): every request in flight waits (4.5-21.5 ms at 64 connections, when that was
 every restart). Nothing of that runs on the loop but the one ``fsync`` of the new WAL
 header in the commit that starts it over (SQLite's, against a reordered write after a
 restart).
