@@ -33,6 +33,7 @@ from bench.targets import (
     TARGETS,
     Target,
     serving,
+    wal_state,
 )
 
 SEND_CONNECTIONS = (1, 16, 64)
@@ -60,11 +61,17 @@ def measure(target: Target, options: argparse.Namespace) -> dict[str, Any]:
     results: dict[str, Any] = {"name": target.name, "scenarios": []}
     with serving(target, options.postgres) as served:
         wrk(served, 16, 2)  # warm-up
-        for connections in options.connections:
-            results["scenarios"].append(wrk(served, connections, options.seconds))
+        runs = [(connections, "send") for connections in options.connections]
         if target.streams:
-            for streams in options.streams:
-                results["scenarios"].append(wrk(served, streams, options.seconds, call="stream"))
+            runs += [(streams, "stream") for streams in options.streams]
+        for connections, call in runs:
+            before = wal_state(options.postgres) if target.db == "postgres" else None
+            scenario = wrk(served, connections, options.seconds, call=call)
+            if before is not None:  # what PostgreSQL's log did meanwhile (``WalState``)
+                scenario.update(wal_state(options.postgres).since(before))
+                requests = scenario["per_s"] * options.seconds
+                scenario["wal_bytes_per_request"] = round(scenario["wal_bytes"] / max(requests, 1))
+            results["scenarios"].append(scenario)
     if options.tasks:
         results["memory"] = memory(target, options.tasks)
     return results
@@ -125,7 +132,9 @@ def table(report: dict[str, Any]) -> str:
             lines.append(
                 f"{results['name']:30} {name:13} {s['per_s']:>9.0f} {events} "
                 f"{s['p50_ms']:>8.2f} {s['p99_ms']:>8.2f} {ratio:>6} {p99:>6} "
-                f"{s['server_cpu']:>5.0%}" + (f"  errors={s['errors']}" if s["errors"] else "")
+                f"{s['server_cpu']:>5.0%}"
+                + (f"  errors={s['errors']}" if s["errors"] else "")
+                + _wal_note(s)
             )
         if results.get("memory"):
             lines.append(
@@ -139,6 +148,20 @@ def table(report: dict[str, Any]) -> str:
         f"after {report['load_after']}"
     )
     return "\n".join(lines)
+
+
+def _wal_note(s: dict[str, Any]) -> str:
+    """For a PostgreSQL target: the log segments PostgreSQL created during the scenario
+    (each stalls every commit for the 16 MB it writes and syncs: a run on a server that
+    has not recycled enough segments yet measures that), and the log written per
+    request (by the whole server: other clients' writes count too)."""
+    if "wal_segments_new" not in s:
+        return ""
+    checkpoint = f", {s['checkpoints']} checkpoint(s)" if s["checkpoints"] else ""
+    return (
+        f"  wal: {s['wal_segments_new']} new segments{checkpoint}, "
+        f"{s['wal_bytes_per_request']:,} B/request"
+    )
 
 
 def _numbers(text: str) -> tuple[int, ...]:

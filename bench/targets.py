@@ -21,6 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -198,13 +199,11 @@ _DATABASES = itertools.count()
 @contextlib.contextmanager
 def fresh_database(postgres: str) -> Iterator[str]:
     """A new PostgreSQL database beside the one ``postgres`` names, dropped afterwards."""
-    import asyncpg  # parley's postgresql extra
-
     name = f"parley_bench_{os.getpid()}_{int(time.time())}_{next(_DATABASES)}"
     admin = postgres.replace("postgresql+asyncpg://", "postgresql://")
 
     async def run(statement: str) -> None:
-        connection = await asyncpg.connect(admin)
+        connection = await _admin(admin)
         try:
             await connection.execute(statement)
         finally:
@@ -252,3 +251,60 @@ def cpu_seconds(pid: int) -> float:
     """User + system CPU time a process has used so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class WalState:
+    """What a PostgreSQL server's write-ahead log looked like at one moment
+    (``wal_state``)."""
+
+    segments: frozenset[str]
+    """The segment files in ``pg_wal``."""
+    lsn: str
+    checkpoints: int
+    """Checkpoints begun since the statistics were reset (timed and requested)."""
+
+    def since(self, before: WalState) -> dict[str, Any]:
+        """The log's growth from ``before``: segment files PostgreSQL *created* (each a
+        16 MB file written with zeros and synced while every commit waits: 20-150 ms on
+        this machine's disk; a recycled one is only renamed, and a checkpoint in between
+        recycles old ones under new names too, so ``checkpoints`` says whether the count
+        is clean), and the bytes of log written by the whole server."""
+        return {
+            "wal_segments_new": len(self.segments - before.segments),
+            "wal_bytes": _lsn(self.lsn) - _lsn(before.lsn),
+            "checkpoints": self.checkpoints - before.checkpoints,
+        }
+
+
+def wal_state(postgres: str) -> WalState:
+    """The write-ahead log of the server ``postgres`` names (a superuser's or
+    ``pg_monitor``'s URL: it lists ``pg_wal``)."""
+
+    async def read() -> WalState:
+        connection = await _admin(postgres)
+        try:
+            names = await connection.fetch(
+                "SELECT name FROM pg_ls_waldir() WHERE name ~ '^[0-9A-F]{24}$'"
+            )
+            lsn = await connection.fetchval("SELECT pg_current_wal_lsn()::text")
+            checkpoints = await connection.fetchval(
+                "SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter"
+            )
+        finally:
+            await connection.close()
+        return WalState(frozenset(row[0] for row in names), lsn, int(checkpoints))
+
+    return asyncio.run(read())
+
+
+def _lsn(text: str) -> int:
+    """A log position (``16/B374D848``) as a byte offset."""
+    high, low = text.split("/")
+    return (int(high, 16) << 32) + int(low, 16)
+
+
+async def _admin(postgres: str) -> Any:
+    import asyncpg  # parley's postgresql extra
+
+    return await asyncpg.connect(postgres.replace("postgresql+asyncpg://", "postgresql://"))
