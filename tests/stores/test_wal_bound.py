@@ -124,3 +124,35 @@ async def test_the_wal_starts_over_between_two_commits(tmp_path: Path) -> None:
         )
     finally:
         await writer.aclose()
+
+
+def test_a_file_that_is_no_database_is_refused_and_its_connection_closed(tmp_path: Path) -> None:
+    """The writer's connection is closed when its set-up fails (here: the file is not a
+    SQLite database), while the caller still holds the error."""
+    path = tmp_path / "not-a-database"
+    path.write_bytes(b"this is a text file, not a SQLite database\n" * 200)
+
+    def opened() -> int:
+        fds = Path("/proc/self/fd")
+        return sum(1 for fd in fds.iterdir() if _target(fd) == str(path))
+
+    async def write_once() -> BaseException:
+        writer = SQLiteWriter(str(path))
+        try:
+            await writer.submit(lambda connection: connection.execute("SELECT 1"))
+        except sqlite3.DatabaseError as error:
+            return error
+        finally:
+            await writer.aclose()
+        raise AssertionError("the writer wrote to a file that is not a database")
+
+    error = asyncio.run(write_once())
+    assert "not a database" in str(error)
+    assert opened() == 0  # the error (and its traceback's frames) alive, the file closed
+
+
+def _target(fd: Path) -> str:
+    try:
+        return str(fd.readlink())
+    except OSError:  # the listing's own descriptor, closed by now
+        return ""

@@ -216,11 +216,15 @@ class SQLiteWriter:
         connection = sqlite3.connect(  # no busy wait: ``flush`` tries again
             self.path, timeout=0, isolation_level=None, check_same_thread=False
         )
-        connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        # Checkpoints (copying the WAL into the database, with fsync) run on a thread of
-        # their own, never in a commit on the event loop.
-        connection.execute("PRAGMA wal_autocheckpoint=0")
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            # Checkpoints (copying the WAL into the database, with fsync) run on a thread
+            # of their own, never in a commit on the event loop.
+            connection.execute("PRAGMA wal_autocheckpoint=0")
+        except BaseException:  # not a database, locked, ...: the caller gets the error
+            connection.close()
+            raise
         self._connection = connection
         self._checkpointer = _Checkpointer(self.path, self.timeout, self.wal_limit)
         return connection
