@@ -63,6 +63,18 @@ def test_serve_starts_the_demo_agent_and_says_where() -> None:
         process.communicate(timeout=10)
 
 
+def _serving(*args: str) -> subprocess.Popen[str]:
+    """``parley serve`` with ``args``, once it has said it is serving."""
+    process = subprocess.Popen(
+        [PARLEY, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    while "try:" not in line and line:
+        line = process.stderr.readline()
+    return process
+
+
 def _serve_fails(*args: str, cwd: Path | None = None) -> str:
     """Run ``parley serve *args``, which must refuse to start: exit 2, nothing announced,
     one line on stderr (never a traceback). Returns that line."""
@@ -159,17 +171,8 @@ def test_uvicorn_logs_access_only_at_a_level_that_writes_it() -> None:
 def test_serve_at_info_writes_an_access_line_per_request_and_at_warning_none() -> None:
     for level, written in (("info", True), ("warning", False)):
         port = free_port()
-        process = subprocess.Popen(
-            [PARLEY, "serve", "--port", str(port), "--db", "memory", "--log-level", level],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        process = _serving("--port", str(port), "--db", "memory", "--log-level", level)
         try:
-            assert process.stderr is not None
-            line = process.stderr.readline()
-            while "try:" not in line and line:
-                line = process.stderr.readline()
             card = httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json")
             assert card.status_code == 200
         finally:
@@ -196,17 +199,8 @@ def test_serve_closes_the_store_db_opened_when_it_stops(tmp_path: Path) -> None:
     task_id = None
     for _ in range(2):
         port = free_port()
-        process = subprocess.Popen(
-            [PARLEY, "serve", "--port", str(port), "--db", url],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        process = _serving("--port", str(port), "--db", url)
         try:
-            assert process.stderr is not None
-            line = process.stderr.readline()
-            while "try:" not in line and line:
-                line = process.stderr.readline()
             if task_id is None:
                 task_id = httpx.post(f"http://127.0.0.1:{port}/", json=send).json()["result"]["id"]
                 assert Path(f"{database}-wal").exists()  # the store is open and writing
