@@ -10,6 +10,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.servers import parley_serve
+
 PARLEY = str(Path(sys.executable).with_name("parley"))
 
 
@@ -61,18 +63,6 @@ def test_serve_starts_the_demo_agent_and_says_where() -> None:
     finally:
         process.terminate()
         process.communicate(timeout=10)
-
-
-def _serving(*args: str) -> subprocess.Popen[str]:
-    """``parley serve`` with ``args``, once it has said it is serving."""
-    process = subprocess.Popen(
-        [PARLEY, "serve", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    assert process.stderr is not None
-    line = process.stderr.readline()
-    while "try:" not in line and line:
-        line = process.stderr.readline()
-    return process
 
 
 def _serve_fails(*args: str, cwd: Path | None = None) -> str:
@@ -171,8 +161,17 @@ def test_uvicorn_logs_access_only_at_a_level_that_writes_it() -> None:
 def test_serve_at_info_writes_an_access_line_per_request_and_at_warning_none() -> None:
     for level, written in (("info", True), ("warning", False)):
         port = free_port()
-        process = _serving("--port", str(port), "--db", "memory", "--log-level", level)
+        process = subprocess.Popen(
+            [PARLEY, "serve", "--port", str(port), "--db", "memory", "--log-level", level],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         try:
+            assert process.stderr is not None
+            line = process.stderr.readline()
+            while "try:" not in line and line:
+                line = process.stderr.readline()
             card = httpx.get(f"http://127.0.0.1:{port}/.well-known/agent-card.json")
             assert card.status_code == 200
         finally:
@@ -187,7 +186,7 @@ def test_serve_closes_the_store_db_opened_when_it_stops(tmp_path: Path) -> None:
     last connection folds the WAL into the database and removes it, and a second
     ``parley serve`` finds the task the first stored."""
     database = tmp_path / "tasks.db"
-    url = f"sqlite+aiosqlite:///{database}"
+    arguments = ["--db", f"sqlite+aiosqlite:///{database}"]
     send = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -196,19 +195,12 @@ def test_serve_closes_the_store_db_opened_when_it_stops(tmp_path: Path) -> None:
             "message": {"role": "user", "messageId": "m", "parts": [{"kind": "text", "text": "hi"}]}
         },
     }
-    task_id = None
-    for _ in range(2):
-        port = free_port()
-        process = _serving("--port", str(port), "--db", url)
-        try:
-            if task_id is None:
-                task_id = httpx.post(f"http://127.0.0.1:{port}/", json=send).json()["result"]["id"]
-                assert Path(f"{database}-wal").exists()  # the store is open and writing
-            else:
-                get = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task_id}}
-                task = httpx.post(f"http://127.0.0.1:{port}/", json=get).json()["result"]
-                assert task["status"]["state"] == "completed"
-        finally:
-            process.terminate()
-            out, err = process.communicate(timeout=10)
-        assert not Path(f"{database}-wal").exists(), (out, err)
+    with parley_serve(arguments, tmp_path / "first.log") as (_, base):
+        task_id = httpx.post(f"{base}/", json=send).json()["result"]["id"]
+        assert Path(f"{database}-wal").exists()  # the store is open and writing
+    assert not Path(f"{database}-wal").exists(), (tmp_path / "first.log").read_text()
+    get = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task_id}}
+    with parley_serve(arguments, tmp_path / "second.log") as (_, base):
+        task = httpx.post(f"{base}/", json=get).json()["result"]
+    assert task["status"]["state"] == "completed"
+    assert not Path(f"{database}-wal").exists(), (tmp_path / "second.log").read_text()
