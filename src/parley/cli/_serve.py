@@ -13,7 +13,7 @@ import importlib
 import logging
 import socket
 import sys
-from contextlib import suppress
+from contextlib import nullcontext, suppress
 from ipaddress import ip_network
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -194,8 +194,10 @@ async def _serve(
         finally:
             # The store --db opened is closed here, after the agent's runs have stopped:
             # what is queued is committed, and SQLite folds its WAL into the database.
+            # After a failed start the store is what failed: its one-line error stands.
             if opened is not None:
-                await opened.aclose()
+                with suppress(Exception) if not started else nullcontext():
+                    await opened.aclose()
 
 
 def _banner(app: A2AApp, host: str, port: int) -> str:
