@@ -181,41 +181,45 @@ async def test_a_new_tasks_lease_is_stored_by_its_first_append(
     stores: tuple[SQLStore, SQLStore],
 ) -> None:
     """A new lease (``Lease.new``) is stored in the transaction of the append that
-    carries it, released already when that append gives it up; it is refused, with
-    nothing stored, for a task that has a lease already, while the others of the same
-    batch land. Through the group writer and through the SQLAlchemy path (an append
-    with outbox entries) alike."""
+    carries it, and not at all when that append gives it up (the task's run ends with
+    its first write: no lease row, another process takes the task as one never held);
+    it is refused, with nothing stored, for a task that has a lease already, given up
+    or not, while the others of the same batch land. Through the group writer and
+    through the SQLAlchemy path (an append with outbox entries) alike."""
     store, other = stores
     ids = [f"n{number}" for number in range(TASKS)]
-    taken = await other.acquire_lease("n5", "p2", 60)
-    assert taken is not None
-    entry = OutboxEntry("n9", "config", 1, "{}")
+    refused = ("n4", "n5", "n6")  # n4 given up by its append, n6 too and with outbox rows
+    given_up = ("n3", "n4", "n6", "n7")  # n3 with outbox rows
+    taken = {t: await other.acquire_lease(t, "p2", 60) for t in refused}
     writes = [
         store.append(
             t,
             [StoredEvent(1, _task(t))],
             lease=_new_lease(t),
-            release=t == "n7",
-            outbox=[entry] if t == "n9" else (),
+            release=t in given_up,
+            outbox=[OutboxEntry(t, "config", 1, "{}")] if t in ("n3", "n6", "n9") else (),
         )
         for t in ids
     ]
-    results = await asyncio.gather(*writes, return_exceptions=True)
-    assert isinstance(results[5], LeaseLostError)
-    assert [r for i, r in enumerate(results) if i != 5] == [None] * (TASKS - 1)
-    assert await store.events("n5") == []
-    assert await store.get_lease("n5") == taken
+    results = dict(zip(ids, await asyncio.gather(*writes, return_exceptions=True), strict=True))
     for task_id in ids:
+        if task_id in refused:
+            assert isinstance(results[task_id], LeaseLostError)
+            assert await store.events(task_id) == []
+            assert await store.get_lease(task_id) == taken[task_id]
+            continue
+        assert results[task_id] is None
+        assert await store.last_sequence(task_id) == 1
         lease = await store.get_lease(task_id)
-        assert lease is not None
-        if task_id != "n5":
+        if task_id in given_up:
+            assert lease is None
+            moved = await other.acquire_lease(task_id, "p2", 60)  # another may take it
+            assert moved is not None
+            assert (moved.holder, moved.token) == ("p2", 1)
+            assert moved.last_sequence == 1
+        else:
+            assert lease is not None
             assert (lease.holder, lease.token) == ("p1", 1)
-    released = await store.get_lease("n7")
-    assert released is not None
-    assert released.expires == 0.0
-    moved = await other.acquire_lease("n7", "p2", 60)  # given up: another may take it
-    assert moved is not None
-    assert (moved.token, moved.last_sequence) == (2, 1)
     assert await other.acquire_lease("n8", "p2", 60) is None  # held by p1
     again = store.append("n8", [StoredEvent(2, _chunk("n8", "x"))], lease=_new_lease("n8"))
     with pytest.raises(LeaseLostError):  # stored once: a second new lease is refused
@@ -228,22 +232,29 @@ async def test_a_batch_of_new_tasks_is_one_statement_that_fails_alone(
     """A batch without leases to take or check, each task once, is written by one
     statement (``_pg_batch``): new leases, events, snapshots and touches all land; a
     task whose new lease another holder has gets ``LeaseLostError`` with nothing
-    stored while the rest lands; a repeated sequence number fails that write alone
+    stored while the rest lands, given up by its append or not; a new lease given up
+    by its append is not stored; a repeated sequence number fails that write alone
     (``ValueError``). A batch with a task twice, or a lease to check, is not one."""
     store, other = stores
     await store.append("old", [StoredEvent(1, _task("old"))])
     taken = await other.acquire_lease("held", "p2", 60)
     assert taken is not None
+    held_too = await other.acquire_lease("held too", "p2", 60)
+    assert held_too is not None
     done = Task(id="saved", context_id="c", status=TaskStatus(state=TaskState.completed))
 
-    def append(task_id: str, sequence: int, lease: Lease | None) -> AppendWrite:
+    def append(
+        task_id: str, sequence: int, lease: Lease | None, release: bool = False
+    ) -> AppendWrite:
         event = _task(task_id) if sequence == 1 else _chunk(task_id, "x")
         touch = _touch_values(task_id, [StoredEvent(sequence, event)], None)
-        return AppendWrite(task_id, [StoredEvent(sequence, event)], touch, lease)
+        return AppendWrite(task_id, [StoredEvent(sequence, event)], touch, lease, None, release)
 
     writes: list[Any] = [append(f"b{n}", 1, _new_lease(f"b{n}")) for n in range(5)]
     writes += [append("held", 1, _new_lease("held")), append("plain", 1, None)]
     writes.append(SaveWrite(_save_values(done, 0, None)))
+    writes += [append("gone", 1, _new_lease("gone"), release=True)]
+    writes += [append("held too", 1, _new_lease("held too"), release=True)]
     assert one_statement(writes)
     assert not one_statement([*writes, append("b1", 2, None)])
     assert not one_statement([*writes, append("old", 2, Lease("old", "p1", 1, 0.0))])
@@ -257,9 +268,14 @@ async def test_a_batch_of_new_tasks_is_one_statement_that_fails_alone(
 
     results = await commit(writes)
     assert isinstance(results[5], LeaseLostError)
-    assert [r for i, r in enumerate(results) if i != 5] == [None] * (len(writes) - 1)
+    assert isinstance(results[9], LeaseLostError)
+    assert [r for i, r in enumerate(results) if i not in (5, 9)] == [None] * (len(writes) - 2)
     assert await store.events("held") == []
     assert await store.get_lease("held") == taken
+    assert await store.events("held too") == []
+    assert await store.get_lease("held too") == held_too
+    assert await store.last_sequence("gone") == 1
+    assert await store.get_lease("gone") is None
     for task_id in ["b0", "b4", "plain"]:
         found = await store.get(task_id)
         assert found is not None
@@ -394,8 +410,9 @@ async def test_new_tasks_on_two_processes_at_once_each_take_one_lease(
 ) -> None:
     """Clients start tasks on two processes at once (each new task's lease stored with
     its first events, in shared batches), then continue each task on the other process
-    at once: every turn lands, each log is whole and in order, and each lease passed
-    once, to the other process (fencing token 2)."""
+    at once: every turn lands, each log is whole and in order, and each task's lease
+    is the other process's, its first (fencing token 1: the first turn ended with its
+    first write, so its lease was never stored)."""
     one, other = stores
     apps = (create_app(asks, card(), task_store=one), create_app(asks, card(), task_store=other))
     try:
@@ -411,7 +428,7 @@ async def test_new_tasks_on_two_processes_at_once_each_take_one_lease(
             owners = apps[(n + 1) % 2].handler.runs.owners
             assert owners is not None
             assert lease is not None
-            assert (lease.holder, lease.token) == (owners.holder, 2)
+            assert (lease.holder, lease.token) == (owners.holder, 1)
             logged = await one.events(task["id"])
             assert [stored.sequence for stored in logged] == list(range(1, len(logged) + 1))
     finally:

@@ -120,14 +120,27 @@ PG_LEASES = (
 )
 """The tokens of the leases an append batch is fenced by, locked until it commits."""
 
-PG_NEW_LEASES = (
-    f"INSERT INTO {leases.name} ({leases.c.task_id.name}, {leases.c.holder.name}, "
-    f"{leases.c.token.name}, {leases.c.expires.name}) "
-    "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[]) "
-    f"ON CONFLICT ({leases.c.task_id.name}) DO NOTHING RETURNING {leases.c.task_id.name}"
+_LEASE_COLUMNS = ", ".join(
+    column.name for column in (leases.c.task_id, leases.c.holder, leases.c.token, leases.c.expires)
 )
-"""Store the leases of new tasks (``Lease.new``), in one statement; returns the tasks
-whose lease it stored (not those that have one already)."""
+PG_NEW_LEASE_STEPS = (
+    f"stored_leases AS (INSERT INTO {leases.name} ({_LEASE_COLUMNS}) "
+    "SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[]) "
+    "AS x(t, h, k, e) WHERE e <> 0 "
+    f"ON CONFLICT ({leases.c.task_id.name}) DO NOTHING RETURNING {leases.c.task_id.name})",
+    f"new_leases AS (SELECT {leases.c.task_id.name} FROM stored_leases UNION ALL "
+    "SELECT t FROM unnest($1::text[], $4::float8[]) AS y(t, e) WHERE e = 0 AND NOT EXISTS "
+    f"(SELECT FROM {leases.name} WHERE {leases.c.task_id.name} = y.t))",
+)
+"""The ``WITH`` steps that store the leases of new tasks (``Lease.new``; ``$1``-``$4``:
+task ids, holders, tokens, expiries), ``new_leases`` the tasks whose lease holds (not
+those that have one already). A lease whose expiry is 0 is given up by the append that
+carries it (the task's run ends with its first write): it is not stored, only checked,
+so such a task has no lease row (see ``Lease.new``)."""
+
+PG_NEW_LEASES = f"WITH {', '.join(PG_NEW_LEASE_STEPS)} SELECT task_id FROM new_leases"
+"""Store the leases of new tasks (``PG_NEW_LEASE_STEPS``), in one statement; returns
+the tasks whose lease holds."""
 
 for _statement in (INSERT_EVENT, PG_INSERT_EVENT):  # AppendWrite builds event rows so
     if _statement.names != ("task_id", "sequence", "event"):

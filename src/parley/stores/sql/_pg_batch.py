@@ -14,10 +14,12 @@ rows, so the batch goes this way only when no two of its writes are for the same
 (``one_statement``), and only with what needs no reading first: a lease to take, or an
 append fenced by a stored lease, goes the transaction's way (``_pg_writer._apply``).
 
-A new task's lease (``Lease.new``) is stored with ``ON CONFLICT DO NOTHING``; the rows
-of a task whose lease was not stored (another has it) are left out (the ``WHERE`` of
-each part), and its caller gets ``LeaseLostError``, while the rest of the batch is
-written: the result each caller would get with its write alone.
+A new task's lease (``Lease.new``) is stored with ``ON CONFLICT DO NOTHING``, or, when
+the append gives it up (the run ends with the task's first write), only checked for:
+not stored at all. The rows of a task whose lease does not hold (another has one) are
+left out (the ``WHERE`` of each part), and its caller gets ``LeaseLostError``, while
+the rest of the batch is written: the result each caller would get with its write
+alone.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any
 from parley.stores._protocols import LeaseLostError, lost
 from parley.stores.sql._group import (
     PG_INSERT_EVENT,
-    PG_NEW_LEASES,
+    PG_NEW_LEASE_STEPS,
     PG_SAVE,
     PG_TOUCH,
     AppendWrite,
@@ -63,14 +65,15 @@ _PARTS = (("logged", PG_INSERT_EVENT), ("saved", PG_SAVE), ("touched", PG_TOUCH)
 
 @functools.cache
 def write_batch(parts: tuple[bool, bool, bool]) -> str:
-    """The statement that stores new leases (``$1``-``$4``) and the ``_PARTS`` that
-    ``parts`` says the batch has rows for, their columns' arrays from ``$5`` on, in
-    that order; returns the new leases stored. A part without rows is left out rather
-    than given empty arrays: each array is a parameter that asyncpg checks and encodes
-    and PostgreSQL decodes, each part an insert that PostgreSQL sets up and runs, for
-    nothing (an echo's batch touches no task row). Each combination is one text, so
-    asyncpg prepares it once per connection."""
-    steps = [f"new_leases AS ({PG_NEW_LEASES})"]
+    """The statement that stores new leases (``$1``-``$4``, ``PG_NEW_LEASE_STEPS``)
+    and the ``_PARTS`` that ``parts`` says the batch has rows for, their columns'
+    arrays from ``$5`` on, in that order; returns the tasks whose new lease holds. A
+    part without rows is left out rather than given empty arrays: each array is a
+    parameter that asyncpg checks and encodes and PostgreSQL decodes, each part an
+    insert that PostgreSQL sets up and runs, for nothing (an echo's batch touches no
+    task row). Each combination is one text, so asyncpg prepares it once per
+    connection."""
+    steps = list(PG_NEW_LEASE_STEPS)
     first = 5
     for (name, statement), present in zip(_PARTS, parts, strict=True):
         if present:
@@ -114,7 +117,7 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
             continue
         assert isinstance(write, AppendWrite)
         lease = write.lease
-        if lease is not None:  # new (one_statement): stored released if the append ends it
+        if lease is not None:  # new (one_statement): expiry 0, not stored, if the append ends it
             expires = 0.0 if write.release else lease.expires
             held.append((lease.task_id, lease.holder, lease.token, expires))
         logged += write.events

@@ -331,7 +331,7 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     released = [
         PG_RELEASE.parameters({"task_id": w.lease.task_id, "token": w.lease.token})
         for w in appends
-        if w.release and w.lease is not None and not w.lease.new  # a new one: stored released
+        if w.release and w.lease is not None and not w.lease.new  # a new one: never stored
     ]
     if released:
         await raw.executemany(PG_RELEASE.sql, released)
@@ -339,9 +339,9 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
 
 
 async def _store_new_leases(raw: Any, appends: list[AppendWrite]) -> None:
-    """Store the new leases the appends carry, released already when the append gives
-    its lease up (a run that ends with its first write); ``LeaseLostError`` if a task
-    has a lease already."""
+    """Store the new leases the appends carry, but not one the append gives up (a run
+    that ends with its first write: only checked); ``LeaseLostError`` if a task has a
+    lease already."""
     held = [(write.lease, write.release) for write in appends if write.lease is not None]
     rows = await raw.fetch(
         PG_NEW_LEASES,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sqlalchemy import Row, case, delete, exists, select, update
@@ -195,11 +195,20 @@ class SQLSide(SQLBase):
         return None if row is None else Lease(task_id, row.holder, row.token, row.expires)
 
 
-async def fenced(connection: AsyncConnection, held: Sequence[Lease]) -> str | None:
+async def fenced(
+    connection: AsyncConnection, held: Sequence[Lease], released: Collection[str] = ()
+) -> str | None:
     """The id of the first task whose lease in ``held`` no longer holds it, or ``None``;
     locks the lease rows (PostgreSQL) so none changes hands before the transaction ends.
-    A new lease (``Lease.new``) is stored, or does not hold if the task has one."""
-    new = [lease for lease in held if lease.new]
+    A new lease (``Lease.new``) is stored, or does not hold if the task has one; one
+    given up by the same write (its task in ``released``) is not stored, only checked."""
+    given_up = [lease.task_id for lease in held if lease.new and lease.task_id in released]
+    if given_up:
+        query = select(leases.c.task_id).where(leases.c.task_id.in_(given_up)).limit(1)
+        taken: str | None = (await connection.execute(query)).scalar()
+        if taken is not None:
+            return taken
+    new = [lease for lease in held if lease.new and lease.task_id not in released]
     if new:  # stored now, unless the task has a lease already
         rows = [
             {"task_id": x.task_id, "holder": x.holder, "token": x.token, "expires": x.expires}

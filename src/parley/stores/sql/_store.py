@@ -148,7 +148,9 @@ class SQLStore(SQLSide):
             return
         engine = await self._connect()
         async with engine.begin() as connection:
-            lost_task = await fenced(connection, [p.lease for p in batch if p.lease is not None])
+            held = [p.lease for p in batch if p.lease is not None]
+            released = {p.task_id for p in batch if p.release and p.lease is not None}
+            lost_task = await fenced(connection, held, released)
             if lost_task is not None:
                 raise LeaseLostError(lost(lost_task))
             for part in batch:
@@ -329,7 +331,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
                 },
             )
         )
-    if part.release and part.lease is not None:
+    if part.release and part.lease is not None and not part.lease.new:  # new: not stored
         await connection.execute(
             update(leases)
             .where(leases.c.task_id == task_id, leases.c.token == part.lease.token)
