@@ -7,6 +7,7 @@ a task made in one process and continued in another (and back) keeps one log.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
@@ -292,24 +293,24 @@ async def test_a_batch_of_new_tasks_is_one_statement_that_fails_alone(
     assert [stored.sequence for stored in await store.events("again")] == [1]
 
 
-_PARTS = ("events", "saves", "touches")
+_PARTS = ("events", "saves", "touches", "created", "started")
 
 
 @pytest.mark.parametrize(
     "parts",
-    [(e, s, t) for e in (False, True) for s in (False, True) for t in (False, True)][1:],
+    list(itertools.product((False, True), repeat=len(_PARTS)))[1:],
     ids=lambda parts: "+".join(n for n, on in zip(_PARTS, parts, strict=True) if on),
 )
 async def test_a_one_statement_batch_leaves_out_the_parts_without_rows(
-    stores: tuple[SQLStore, SQLStore], parts: tuple[bool, bool, bool]
+    stores: tuple[SQLStore, SQLStore], parts: tuple[bool, ...]
 ) -> None:
-    """Whichever of events (a chunk after stored events: no touch), snapshots and
-    touches (a first event) a batch has, each lands, with the new lease an append
-    carries: the statement has only the parts with rows, its parameters numbered to
-    match."""
+    """Whichever of events (a chunk after stored events: no touch), snapshots, touches
+    (a first event), and the snapshots and touches of new tasks (with a new lease:
+    plain inserts) a batch has, each lands, with the new lease an append carries: the
+    statement has only the parts with rows, its parameters numbered to match."""
     store, _ = stores
     await store.append("chunked", [StoredEvent(1, _task("chunked"))])
-    events, saves, touches = parts
+    events, saves, touches, created, started = parts
     writes: list[Any] = []
     if events:
         chunk = [StoredEvent(2, _chunk("chunked", "x"))]
@@ -320,8 +321,18 @@ async def test_a_one_statement_batch_leaves_out_the_parts_without_rows(
         writes.append(SaveWrite(_save_values(done, 0, None)))
     if touches:
         first = [StoredEvent(1, _task("touched"))]
-        touch = _touch_values("touched", first, None)
-        writes.append(AppendWrite("touched", first, touch, _new_lease("touched")))
+        writes.append(AppendWrite("touched", first, _touch_values("touched", first, None), None))
+    if created:
+        ended = Task(id="created", context_id="c", status=TaskStatus(state=TaskState.completed))
+        first = [StoredEvent(1, ended)]
+        touch = _touch_values("created", first, "alice")
+        snapshot = _save_values(ended, 1, "alice", touch["touched"])
+        lease = _new_lease("created")
+        writes.append(AppendWrite("created", first, touch, lease, snapshot, release=True))
+    if started:
+        first = [StoredEvent(1, _task("started"))]
+        touch = _touch_values("started", first, "bob")
+        writes.append(AppendWrite("started", first, touch, _new_lease("started")))
     assert one_statement(writes)
     futures = [asyncio.get_running_loop().create_future() for _ in writes]
     async with store.engine.connect() as connection:
@@ -331,11 +342,45 @@ async def test_a_one_statement_batch_leaves_out_the_parts_without_rows(
     assert len(await store.events("chunked")) == (2 if events else 1)
     assert (await store.get_lease("chunked") is not None) == events
     assert (await store.get("saved") is not None) == saves
-    assert [e.sequence for e in await store.events("touched")] == ([1] if touches else [])
-    assert (await store.get_lease("touched") is not None) == touches
+    for task_id, there in (("touched", touches), ("created", created), ("started", started)):
+        assert [e.sequence for e in await store.events(task_id)] == ([1] if there else [])
+    assert await store.get_lease("created") is None  # given up by its append
+    assert (await store.get_lease("started") is not None) == started
+    rows = select(tasks.c.id, tasks.c.state, tasks.c.owner, tasks.c.snapshot_sequence)
     async with store.engine.connect() as connection:
-        found = await connection.execute(select(tasks.c.state).where(tasks.c.id == "touched"))
-        assert found.scalar_one_or_none() == (TaskState.working.value if touches else None)
+        found = {row[0]: tuple(row[1:]) for row in await connection.execute(rows)}
+    working, completed = TaskState.working.value, TaskState.completed.value
+    assert found.get("touched") == ((working, None, 0) if touches else None)
+    assert found.get("created") == ((completed, "alice", 1) if created else None)
+    assert found.get("started") == ((working, "bob", 0) if started else None)
+    if created:
+        stored = await store.get("created")
+        assert stored is not None
+        assert (stored.task.status.state, stored.sequence) == (TaskState.completed, 1)
+
+
+async def test_a_new_tasks_row_found_stored_after_all_is_written_with_an_upsert(
+    stores: tuple[SQLStore, SQLStore],
+) -> None:
+    """A new task's row is a plain insert in the one-statement batch; should the row be
+    there after all, the batch fails and each write runs again alone (upserts): every
+    write lands, the others of the batch too."""
+    store, _ = stores
+    await store.save(_task("there"), 0)
+    writes: list[Any] = []
+    for task_id in ("there", "fresh"):
+        first = [StoredEvent(1, _task(task_id))]
+        touch = _touch_values(task_id, first, None)
+        writes.append(AppendWrite(task_id, first, touch, _new_lease(task_id)))
+    assert one_statement(writes)
+    futures = [asyncio.get_running_loop().create_future() for _ in writes]
+    async with store.engine.connect() as connection:
+        raw = (await connection.get_raw_connection()).driver_connection
+        await _commit(raw, list(zip(writes, futures, strict=True)))
+    assert await asyncio.gather(*futures) == [None, None]
+    for task_id in ("there", "fresh"):
+        assert await store.last_sequence(task_id) == 1
+        assert await store.get_lease(task_id) is not None
 
 
 @agent

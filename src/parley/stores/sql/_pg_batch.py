@@ -30,9 +30,11 @@ from typing import Any
 
 from parley.stores._protocols import LeaseLostError, lost
 from parley.stores.sql._group import (
+    PG_CREATE,
     PG_INSERT_EVENT,
     PG_NEW_LEASE_STEPS,
     PG_SAVE,
+    PG_START,
     PG_TOUCH,
     AppendWrite,
     LeaseWrite,
@@ -59,12 +61,22 @@ def _of_arrays(statement: str, first: int) -> str:
     return f"{head} SELECT * FROM unnest({arrays}) AS x({names}) WHERE {_KEPT}{tail}"
 
 
-_PARTS = (("logged", PG_INSERT_EVENT), ("saved", PG_SAVE), ("touched", PG_TOUCH))
-"""The parts after the new leases (``$1``-``$4``): events, snapshots, touches."""
+_PARTS = (
+    ("logged", PG_INSERT_EVENT),
+    ("saved", PG_SAVE),
+    ("touched", PG_TOUCH),
+    ("created", PG_CREATE),
+    ("started", PG_START),
+)
+"""The parts after the new leases (``$1``-``$4``): events, snapshots, touches, and the
+snapshots and touches of new tasks (``Lease.new``: made here, no row yet), plain
+inserts: an upsert's speculative insertion writes a confirmation record to the WAL
+too. Should a new task's row exist after all, the statement fails and each write runs
+again alone, with upserts (``_pg_writer._commit``)."""
 
 
 @functools.cache
-def write_batch(parts: tuple[bool, bool, bool]) -> str:
+def write_batch(parts: tuple[bool, bool, bool, bool, bool]) -> str:
     """The statement that stores new leases (``$1``-``$4``, ``PG_NEW_LEASE_STEPS``)
     and the ``_PARTS`` that ``parts`` says the batch has rows for, their columns'
     arrays from ``$5`` on, in that order; returns the tasks whose new lease holds. A
@@ -111,6 +123,8 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
     logged: list[tuple[Any, ...]] = []
     saved: list[dict[str, Any]] = []
     touched: list[dict[str, Any]] = []
+    created: list[dict[str, Any]] = []
+    started: list[dict[str, Any]] = []
     for write in writes:
         if isinstance(write, SaveWrite):
             saved.append(write.values)
@@ -122,15 +136,17 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
             held.append((lease.task_id, lease.holder, lease.token, expires))
         logged += write.events
         if write.snapshot is not None:
-            saved.append(write.snapshot)
+            (saved if lease is None else created).append(write.snapshot)
         elif write.events and write.moves_row():
-            touched.append(write.touch)
+            (touched if lease is None else started).append(write.touch)
     rows = await raw.fetch(
-        write_batch((bool(logged), bool(saved), bool(touched))),
+        write_batch((bool(logged), bool(saved), bool(touched), bool(created), bool(started))),
         *_columns(held, 4),
         *(_columns(logged) if logged else ()),
         *(_columns([PG_SAVE.parameters(values) for values in saved]) if saved else ()),
         *(_columns([PG_TOUCH.parameters(values) for values in touched]) if touched else ()),
+        *(_columns([PG_CREATE.parameters(values) for values in created]) if created else ()),
+        *(_columns([PG_START.parameters(values) for values in started]) if started else ()),
     )
     if len(rows) == len(held):
         return {}
