@@ -93,7 +93,12 @@ class Lease:
     """Not stored yet: made by its holder for a task it has just created (token 1), and
     stored by the task's first ``append`` that carries it, in the same transaction,
     which refuses it (``LeaseLostError``) if the task has a lease already. Saves a new
-    task's run a transaction of its own. Only stores that are ``shared`` take one."""
+    task's run a transaction of its own. Only stores that are ``shared`` take one.
+    If that append also gives the lease up (``release``: the run ends with its first
+    write), the store need not keep it (SQL stores do not: no row, so the task's next
+    holder gets token 1 again). That is safe: the lease fenced nothing, no other
+    process could know the task before that append, and its holder writes nothing
+    under it after."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,8 @@ a rewrite of the growing snapshot (ListTasks reads through the indexes on ``touc
 to the task the message went to, for idempotent send.
 ``parley_push_configs``, ``parley_outbox`` and ``parley_leases`` hold each task's push
 configs, the push deliveries still to make, and which process holds the task (a lease
-row stays, expired, after release, so the fencing token only ever grows).
+row stays, expired, after release, so the fencing token only ever grows; a task whose
+run ended with its first write has none: ``Lease.new``).
 """
 
 from __future__ import annotations
