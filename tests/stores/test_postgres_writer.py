@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
 from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
+from parley.stores._protocols import TaskQuery
 from parley.stores.sql import SQLStore
 from parley.stores.sql._group import AppendWrite, SaveWrite
 from parley.stores.sql._pg_batch import one_statement
@@ -305,8 +306,9 @@ async def test_a_one_statement_batch_leaves_out_the_parts_without_rows(
     stores: tuple[SQLStore, SQLStore], parts: tuple[bool, ...]
 ) -> None:
     """Whichever of events (a chunk after stored events: no touch), snapshots, touches
-    (a first event), and the snapshots and touches of new tasks (with a new lease:
-    plain inserts) a batch has, each lands, with the new lease an append carries: the
+    (a first event), and the first writes of new tasks (with a new lease: plain
+    inserts of the row; one that ends the run with a snapshot, stored without it, read
+    back the same) a batch has, each lands, with the new lease an append carries: the
     statement has only the parts with rows, its parameters numbered to match."""
     store, _ = stores
     await store.append("chunked", [StoredEvent(1, _task("chunked"))])
@@ -346,17 +348,19 @@ async def test_a_one_statement_batch_leaves_out_the_parts_without_rows(
         assert [e.sequence for e in await store.events(task_id)] == ([1] if there else [])
     assert await store.get_lease("created") is None  # given up by its append
     assert (await store.get_lease("started") is not None) == started
-    rows = select(tasks.c.id, tasks.c.state, tasks.c.owner, tasks.c.snapshot_sequence)
+    rows = select(tasks.c.id, tasks.c.state, tasks.c.owner, tasks.c.snapshot.is_(None))
     async with store.engine.connect() as connection:
         found = {row[0]: tuple(row[1:]) for row in await connection.execute(rows)}
     working, completed = TaskState.working.value, TaskState.completed.value
-    assert found.get("touched") == ((working, None, 0) if touches else None)
-    assert found.get("created") == ((completed, "alice", 1) if created else None)
-    assert found.get("started") == ((working, "bob", 0) if started else None)
+    assert found.get("touched") == ((working, None, True) if touches else None)
+    assert found.get("created") == ((completed, "alice", True) if created else None)
+    assert found.get("started") == ((working, "bob", True) if started else None)
     if created:
         stored = await store.get("created")
         assert stored is not None
-        assert (stored.task.status.state, stored.sequence) == (TaskState.completed, 1)
+        assert (stored.task, stored.sequence, stored.owner) == (ended, 1, "alice")
+        listed = (await store.list_tasks(TaskQuery(state=TaskState.completed))).tasks
+        assert [task for task in listed if task.id == "created"] == [ended]
 
 
 async def test_a_new_tasks_row_found_stored_after_all_is_written_with_an_upsert(

@@ -80,12 +80,8 @@ def _release() -> Any:
     )
 
 
-_SAVED = ("id", "context_id", "state", "snapshot", "snapshot_sequence", "touched", "owner")
-"""The task row's columns a save writes."""
-
-
 def _save(dialect: Any) -> Any:
-    names = _SAVED
+    names = ("id", "context_id", "state", "snapshot", "snapshot_sequence", "touched", "owner")
     upsert = dialect.insert(tasks).values({name: bindparam(name) for name in names})
     kept = {name: upsert.excluded[name] for name in names if name not in ("id", "owner")}
     kept["touched"] = later_touched(upsert.excluded)
@@ -112,18 +108,14 @@ PG_INSERT_EVENT = Statement.of(_INSERT_EVENT, _POSTGRES)
 PG_TOUCH = Statement.of(_touch(postgresql), _POSTGRES)
 PG_SAVE = Statement.of(_save(postgresql), _POSTGRES)
 PG_RELEASE = Statement.of(_release(), _POSTGRES)
-PG_CREATE = Statement.of(
-    postgresql.insert(tasks).values({name: bindparam(name) for name in _SAVED}), _POSTGRES
-)
-"""``PG_SAVE`` for a task whose row does not exist yet (made here: ``Lease.new``), a
-plain insert: no speculative insertion, so no confirmation record in the WAL (49 B)."""
 PG_START = Statement.of(
     postgresql.insert(tasks).values(
         {name: bindparam(name) for name in ("id", "state", "context_id", "touched", "owner")}
     ),
     _POSTGRES,
 )
-"""``PG_TOUCH`` for a task whose row does not exist yet, a plain insert (``PG_CREATE``)."""
+"""``PG_TOUCH`` for a task whose row does not exist yet (made here: ``Lease.new``), a
+plain insert: no speculative insertion, so no confirmation record in the WAL (49 B)."""
 PG_ACQUIRE = Statement.of(_acquire(postgresql), _POSTGRES)
 PG_LAST_SEQUENCES = (
     f"SELECT {events.c.task_id.name}, max({events.c.sequence.name}) FROM {events.name} "

@@ -30,7 +30,6 @@ from typing import Any
 
 from parley.stores._protocols import LeaseLostError, lost
 from parley.stores.sql._group import (
-    PG_CREATE,
     PG_INSERT_EVENT,
     PG_NEW_LEASE_STEPS,
     PG_SAVE,
@@ -65,18 +64,14 @@ _PARTS = (
     ("logged", PG_INSERT_EVENT),
     ("saved", PG_SAVE),
     ("touched", PG_TOUCH),
-    ("created", PG_CREATE),
     ("started", PG_START),
 )
 """The parts after the new leases (``$1``-``$4``): events, snapshots, touches, and the
-snapshots and touches of new tasks (``Lease.new``: made here, no row yet), plain
-inserts: an upsert's speculative insertion writes a confirmation record to the WAL
-too. Should a new task's row exist after all, the statement fails and each write runs
-again alone, with upserts (``_pg_writer._commit``)."""
+rows of new tasks (``_started``)."""
 
 
 @functools.cache
-def write_batch(parts: tuple[bool, bool, bool, bool, bool]) -> str:
+def write_batch(parts: tuple[bool, bool, bool, bool]) -> str:
     """The statement that stores new leases (``$1``-``$4``, ``PG_NEW_LEASE_STEPS``)
     and the ``_PARTS`` that ``parts`` says the batch has rows for, their columns'
     arrays from ``$5`` on, in that order; returns the tasks whose new lease holds. A
@@ -123,7 +118,6 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
     logged: list[tuple[Any, ...]] = []
     saved: list[dict[str, Any]] = []
     touched: list[dict[str, Any]] = []
-    created: list[dict[str, Any]] = []
     started: list[dict[str, Any]] = []
     for write in writes:
         if isinstance(write, SaveWrite):
@@ -135,17 +129,18 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
             expires = 0.0 if write.release else lease.expires
             held.append((lease.task_id, lease.holder, lease.token, expires))
         logged += write.events
-        if write.snapshot is not None:
-            (saved if lease is None else created).append(write.snapshot)
+        if lease is not None and _started(write):
+            started.append(write.touch)
+        elif write.snapshot is not None:
+            saved.append(write.snapshot)
         elif write.events and write.moves_row():
-            (touched if lease is None else started).append(write.touch)
+            touched.append(write.touch)
     rows = await raw.fetch(
-        write_batch((bool(logged), bool(saved), bool(touched), bool(created), bool(started))),
+        write_batch((bool(logged), bool(saved), bool(touched), bool(started))),
         *_columns(held, 4),
         *(_columns(logged) if logged else ()),
         *(_columns([PG_SAVE.parameters(values) for values in saved]) if saved else ()),
         *(_columns([PG_TOUCH.parameters(values) for values in touched]) if touched else ()),
-        *(_columns([PG_CREATE.parameters(values) for values in created]) if created else ()),
         *(_columns([PG_START.parameters(values) for values in started]) if started else ()),
     )
     if len(rows) == len(held):
@@ -158,6 +153,20 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
         and write.lease is not None
         and write.lease.task_id not in stored
     }
+
+
+def _started(write: AppendWrite) -> bool:
+    """Whether the append, carrying a new lease (``Lease.new``: the first write of a
+    task made here), starts the task's log (sequence 1): then its task row is new, a
+    plain insert of the touch's columns (``PG_START``; an upsert's speculative insertion
+    writes a confirmation record to the WAL too), without the snapshot even when it
+    has one: that is the fold of these events, the whole log, which ``get`` and
+    ``list_tasks`` replay from a row without one as they do for a stream's task before
+    its first checkpoint (an echo send: ~530 B of JSON not written twice). Should the
+    row exist after all, the statement fails and each write runs again alone, with
+    upserts and its snapshot (``_pg_writer._commit``)."""
+    events = write.events
+    return bool(events) and events[0][1] == 1
 
 
 def _columns(rows: list[tuple[Any, ...]], width: int = 0) -> list[list[Any]]:
