@@ -368,21 +368,23 @@ async def test_a_new_tasks_row_found_stored_after_all_is_written_with_an_upsert(
 ) -> None:
     """A new task's row is a plain insert in the one-statement batch; should the row be
     there after all, the batch fails and each write runs again alone (upserts): every
-    write lands, the others of the batch too."""
+    write lands, the others of the batch too, and a batch of that write alone."""
     store, _ = stores
-    await store.save(_task("there"), 0)
-    writes: list[Any] = []
-    for task_id in ("there", "fresh"):
+    for task_id in ("there", "alone"):
+        await store.save(_task(task_id), 0)
+
+    def first_write(task_id: str) -> AppendWrite:
         first = [StoredEvent(1, _task(task_id))]
-        touch = _touch_values(task_id, first, None)
-        writes.append(AppendWrite(task_id, first, touch, _new_lease(task_id)))
-    assert one_statement(writes)
-    futures = [asyncio.get_running_loop().create_future() for _ in writes]
-    async with store.engine.connect() as connection:
-        raw = (await connection.get_raw_connection()).driver_connection
-        await _commit(raw, list(zip(writes, futures, strict=True)))
-    assert await asyncio.gather(*futures) == [None, None]
-    for task_id in ("there", "fresh"):
+        return AppendWrite(task_id, first, _touch_values(task_id, first, None), _new_lease(task_id))
+
+    for writes in ([first_write("there"), first_write("fresh")], [first_write("alone")]):
+        assert one_statement(writes)
+        futures = [asyncio.get_running_loop().create_future() for _ in writes]
+        async with store.engine.connect() as connection:
+            raw = (await connection.get_raw_connection()).driver_connection
+            await _commit(raw, list(zip(writes, futures, strict=True)))
+        assert await asyncio.gather(*futures) == [None] * len(writes)
+    for task_id in ("there", "fresh", "alone"):
         assert await store.last_sequence(task_id) == 1
         assert await store.get_lease(task_id) is not None
 

@@ -252,8 +252,9 @@ async def _commit(raw: Any, batch: Batch) -> None:
     """Write ``batch`` in one transaction, or each write alone if that fails; raises
     only when the connection fails."""
     writes = [write for write, _ in batch]
+    at_once = one_statement(writes)
     try:
-        if one_statement(writes):
+        if at_once:
             taken = await write_at_once(raw, writes)
         else:
             async with raw.transaction():
@@ -261,7 +262,7 @@ async def _commit(raw: Any, batch: Batch) -> None:
     except Exception as error:
         if raw.is_closed():
             raise
-        if len(batch) == 1:
+        if len(batch) == 1 and not at_once:  # the statement's plain inserts: see _pg_batch
             _finish(batch[0][1], _translated(error, batch[0][0]))
             return
         for write, future in batch:
