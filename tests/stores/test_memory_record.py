@@ -15,7 +15,7 @@ import pytest
 
 from parley.protocol import apply
 from parley.server import RequestHandler, agent
-from parley.stores import MemoryStore, StoredEvent
+from parley.stores import MemoryStore, StoredEvent, _memory_pack
 from parley.types import (
     AgentCapabilities,
     AgentCard,
@@ -34,6 +34,7 @@ from parley.types import (
 )
 
 CONTROL = "".join(chr(code) for code in range(32))
+_NOT_ASCII = {"task_id": "tâche", "context_id": "contexte ✓"}
 
 
 def _message(message_id: str, text: str, role: Role = Role.user, **ids: str) -> Message:
@@ -44,6 +45,11 @@ def _status(task_id: str, context_id: str, state: TaskState, **more: Any) -> Tas
     final = more.pop("final", state is TaskState.completed)
     status = TaskStatus(state=state, timestamp="2026-11-23T10:00:00.000001+00:00", **more)
     return TaskStatusUpdateEvent(task_id=task_id, context_id=context_id, status=status, final=final)
+
+
+def _ended(task_id: str, context_id: str, timestamp: str | None) -> TaskStatusUpdateEvent:
+    status = TaskStatus(state=TaskState.completed, timestamp=timestamp)
+    return TaskStatusUpdateEvent(task_id=task_id, context_id=context_id, status=status, final=True)
 
 
 def _artifact(task_id: str, context_id: str, *parts: Any, **more: Any) -> TaskArtifactUpdateEvent:
@@ -149,6 +155,47 @@ def _cases() -> dict[str, tuple[str, str, list[Event]]]:
                 _status(t, "other", TaskState.working),
                 _status(t, c, TaskState.completed),
             ],
+        ),
+        # the commonest task's JSON is shortened without a search (``_short``), anything
+        # else it does not expect by the search (``_shorten``)
+        "a timestamp JSON escapes": (t, c, [_start(t, c, [asked]), _ended(t, c, 'now "\\')]),
+        "a timestamp not ASCII": (t, c, [_start(t, c, [asked]), _ended(t, c, "maintenant é")]),
+        "no timestamp": (t, c, [_start(t, c, [asked]), _ended(t, c, None)]),
+        "a text JSON escapes": (
+            t,
+            c,
+            [_start(t, c, [_message("m1", 'say "hi"\\\n\x7f', task_id=t, context_id=c)])],
+        ),
+        "a text, a timestamp and ids not ASCII": (
+            "tâche",
+            "contexte ✓",
+            [_start("tâche", "contexte ✓", [_message("mé", "héllo ✓", Role.user, **_NOT_ASCII)])],
+        ),
+        "a message with metadata": (
+            t,
+            c,
+            [_start(t, c, [asked.model_copy(update={"metadata": {"k": 1}})])],
+        ),
+        "a message of two parts, or a data part": (
+            t,
+            c,
+            [
+                _start(t, c, [asked.model_copy(update={"parts": [text, text]})]),
+                _start(t, c, [asked.model_copy(update={"parts": [DataPart(data={"x": 1})]})]),
+            ],
+        ),
+        "the agent's message, another task's": (
+            t,
+            c,
+            [
+                _start(t, c, [_message("m1", "hello", Role.agent, task_id=t, context_id=c)]),
+                _start(t, c, [_message("m1", "hello", task_id="other", context_id=c)]),
+            ],
+        ),
+        "two messages": (
+            t,
+            c,
+            [_start(t, c, [asked, _message("m2", "more", task_id=t, context_id=c)])],
         ),
         "more events than the sequence numbers kept as text": (
             t,
@@ -262,3 +309,29 @@ async def test_tasks_sent_through_the_handler_read_back_whole() -> None:
     assert folded.to_json() == found.task.to_json()
     assert isinstance(events[-1], TaskStatusUpdateEvent)
     assert events[-1].final
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_the_commonest_task_is_shortened_without_a_search_as_the_search_would(case: str) -> None:
+    """``_short`` makes what ``_shorten`` makes of a task's JSON, or declines."""
+    task_id, context_id, events = _cases()[case]
+    task: Task | None = None
+    for event in events:
+        task = apply(task, event)
+    assert task is not None
+    json, ids = task.to_json(), (task_id.encode(), context_id.encode())
+    short = _memory_pack._short(json, task, *ids)
+    declined = {
+        "asked for input, then answered",
+        "ids inside the content, control characters",
+        "a timestamp JSON escapes",
+        "no timestamp",
+        "a text JSON escapes",
+        "a message with metadata",
+        "a message of two parts, or a data part",
+        "the agent's message, another task's",
+        "two messages",
+    }
+    assert (short is None) is (case in declined)
+    if short is not None:
+        assert short == _memory_pack._shorten(json, *ids)

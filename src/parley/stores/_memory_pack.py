@@ -17,7 +17,9 @@ give back exactly what was stored (the ``Task`` for ``get``, every event for ``e
   shares (with its ids) is cut off, and by plain byte replacement the end of each of its
   history messages (with the ids) and the two longest field names every message
   repeats, each by a control character that wire JSON never holds raw (JSON escapes
-  them in strings), so any content round-trips exactly.
+  them in strings), so any content round-trips exactly. The commonest task (one user
+  message, a status with no message) is shortened the same way without a search: where
+  each piece is, is known from its values, and confirmed by one comparison.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from parley.types import (
     TaskState,
     TaskStatus,
     TaskStatusUpdateEvent,
+    TextPart,
 )
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
@@ -67,6 +70,12 @@ the status's field names (30, 34 and 15 B) are no longer replaced: ~6,500 instru
 a send for ~75 B more a task."""
 _CODES = [bytes((code,)) for code in range(2, 32) if code != 10]  # "\n" separates lines
 _PAIRS = tuple((token, code, count) for (token, count), code in zip(_TOKENS, _CODES, strict=False))
+(_OPENING, _OPENED, _), (_ASKING, _ASKED, _) = _PAIRS  # the tokens and their codes
+_TASK_ID, _CONTEXT_ID, _STATE = _PREFIX.split(b"%s")
+_TAIL_CONTEXT_ID, _TAIL_TASK_ID, _END = _TAIL.split(b"%s")
+_STAMP = b'","timestamp":"'
+"""The pieces of a task's JSON between its values when its status has no message and its
+history is one message with a text part, the user's (``_short``)."""
 _BACK = tuple((token, code) for token, code, _ in reversed(_PAIRS))
 _NUMBERED = 64
 _NUMBERS = tuple(b"%d" % number for number in range(_NUMBERED))
@@ -95,14 +104,18 @@ def pack(
 ) -> bytes:
     """The record of ``task`` (its terminal snapshot, current as of ``sequence``), logged
     as ``events``, last touched at ``touched``, filed in the index at ``filed``."""
-    lines = [task.to_json()]
+    json = task.to_json()
+    task_id, context_id = _bytes(task.id), _bytes(task.context_id)
+    short = _short(json, task, task_id, context_id)
+    lines = [json if short is None else short]
     numbers = _NUMBERS
     for stored in events:  # concatenated: ``b"%d%s" %`` costs more
         logged = stored.sequence
         number = numbers[logged] if logged < _NUMBERED else b"%d" % logged
         lines.append(number + _told(stored, task))
-    context_id = _bytes(task.context_id)
-    body = _shorten(b"\n".join(lines), _bytes(task.id), context_id)
+    body = b"\n".join(lines)
+    if short is None:
+        body = _shorten(body, task_id, context_id)
     last = events[-1].sequence if events else 0
     state = _STATE_INDEX[task.status.state]
     head = _HEADER.pack(sequence, last, touched, filed, state, len(context_id))
@@ -141,6 +154,40 @@ def _body(task_id: str, record: bytes, size: int) -> bytes:
 def _bytes(text: str) -> bytes:
     """``text`` as bytes, whatever it holds (an id is only ever matched, never sent)."""
     return text.encode("utf-8", "surrogatepass")
+
+
+def _short(json: bytes, task: Task, task_id: bytes, context_id: bytes) -> bytes | None:
+    """The task's JSON shortened as ``_shorten`` shortens it, without searching it, when
+    the task is the commonest: a status with a timestamp and no message, and one message
+    in its history, with a text part first (``None`` otherwise: ``_shorten`` then).
+
+    How its JSON then begins is made from its values and compared with it, whole, once:
+    a field more, another role, a value that JSON escapes, and they differ. Only bytes
+    found equal to the pieces are cut, so the record is lossless whatever the task holds
+    (and the same as ``_shorten`` makes of it). ~9,900 machine instructions against
+    ``_shorten``'s ~16,600: its three ``bytes.replace`` each prepare their 46-110 byte
+    needle twice and scan the record twice."""
+    status, history = task.status, task.history
+    timestamp = status.timestamp
+    if status.message is not None or timestamp is None or not history or len(history) != 1:
+        return None
+    message = history[0]
+    part = message.parts[0]
+    if type(part) is not TextPart:
+        return None
+    state = _STATE_VALUES[status.state]
+    # each encodes: the task's JSON was made (a lone surrogate fails that)
+    message_id, stamp, text = message.message_id.encode(), timestamp.encode(), part.text.encode()
+    # joined: a ``%`` format costs ~250 machine instructions a value more
+    whole = b"".join(
+        (_TASK_ID, task_id, _CONTEXT_ID, context_id, _STATE, state, _STAMP, stamp, _OPENING,
+         message_id, _ASKING, text, _TAIL_CONTEXT_ID, context_id, _TAIL_TASK_ID, task_id, _END)
+    )  # fmt: skip
+    if not json.startswith(whole):
+        return None
+    return b"".join(
+        (state, _STAMP, stamp, _OPENED, message_id, _ASKED, text, b"\x01", json[len(whole) :])
+    )
 
 
 def _shorten(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
