@@ -335,3 +335,10 @@ def test_the_commonest_task_is_shortened_without_a_search_as_the_search_would(ca
     assert (short is None) is (case in declined)
     if short is not None:
         assert short == _memory_pack._shorten(json, *ids)
+
+
+def test_a_message_made_without_its_parts_is_left_to_the_search() -> None:
+    """A model made without validation may hold no part: ``_short`` declines it."""
+    asked = Message.model_construct(message_id="m1", role=Role.user, parts=[])
+    task = _start("t", "c", [asked])
+    assert _memory_pack._short(task.to_json(), task, b"t", b"c") is None

@@ -172,7 +172,8 @@ def _short(json: bytes, task: Task, task_id: bytes, context_id: bytes) -> bytes 
     if status.message is not None or timestamp is None or not history or len(history) != 1:
         return None
     message = history[0]
-    part = message.parts[0]
+    parts = message.parts
+    part = parts[0] if parts else None  # none: a model made without validation
     if type(part) is not TextPart:
         return None
     state = _STATE_VALUES[status.state]
