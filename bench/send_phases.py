@@ -34,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,9 +62,12 @@ def _wrk(url: str, connections: int, seconds: int) -> dict[str, Any]:
     return result
 
 
-def serve_and_load(tree: Path, connections: int, seconds: int, out: str) -> dict[str, Any]:
+def serve_and_load(
+    tree: Path, connections: int, seconds: int, out: str
+) -> tuple[dict[str, Any], float]:
     """Serve ``tree``'s parley with the probe and load it; wrk's figures of the
-    measured run (the probe's records in ``out`` once the server stopped)."""
+    measured run and when it started (the probe's records in ``out`` once the server
+    stopped)."""
     with tempfile.TemporaryDirectory(prefix="parley-phases-") as folder:
         port = free_port()
         url = f"http://127.0.0.1:{port}/"
@@ -81,25 +85,25 @@ def serve_and_load(tree: Path, connections: int, seconds: int, out: str) -> dict
         try:
             wait_ready(server, url, "0.3")
             _wrk(url, 16, 2)
+            start = time.perf_counter()
             measured = _wrk(url, connections, seconds)
         finally:
             server.terminate()
             server.wait(15)
-    return measured
+    return measured, start
 
 
-def _skip_warm_up(sends: list[list[float]], flushes: list[list[float]]) -> tuple[Any, Any]:
-    """The sends and flushes of the measured run: after the longest pause between two
-    sends (the warm-up and the measured run are a moment apart)."""
-    ends = sorted(send[5] for send in sends)
-    gaps = [(ends[i + 1] - ends[i], ends[i + 1]) for i in range(len(ends) - 1)]
-    start = max(gaps)[1] if gaps else 0.0
-    return [s for s in sends if s[5] >= start], [f for f in flushes if f[0] >= start]
+def _measured(records: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """The sends and flushes of the measured run: from its start on (``perf_counter``
+    is the system's monotonic clock on Linux, the same in both processes)."""
+    start = records["measured_from"]
+    sends = [send for send in records["sends"] if send[0] >= start]
+    return sends, [flush for flush in records["flushes"] if flush[0] >= start]
 
 
 def report(records: dict[str, Any]) -> dict[str, Any]:
     """The phases of the sends and the flushes, as described at the top."""
-    sends, flushes = _skip_warm_up(records["sends"], records["flushes"])
+    sends, flushes = _measured(records)
     sends = [send for send in sends if send[2] and send[3]]
     total = [(send[5] - send[0]) * 1e3 for send in sends]
     cut = _quantile(total, 0.99)
@@ -166,9 +170,15 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         out = options.json or os.path.join(folder, "phases.json")
-        wrk = serve_and_load(options.tree.resolve(), options.connections, options.seconds, out)
-        with open(out) as records:
-            found = report(json.load(records))
+        tree = options.tree.resolve()
+        wrk, start = serve_and_load(tree, options.connections, options.seconds, out)
+        with open(out) as file:
+            records = json.load(file)
+        records["measured_from"] = start
+        if options.json:
+            with open(out, "w") as file:
+                json.dump(records, file)
+        found = report(records)
     _print(wrk, found)
 
 
