@@ -335,12 +335,7 @@ async def test_a_one_statement_batch_leaves_out_the_parts_without_rows(
         first = [StoredEvent(1, _task("started"))]
         touch = _touch_values("started", first, "bob")
         writes.append(AppendWrite("started", first, touch, _new_lease("started")))
-    assert one_statement(writes)
-    futures = [asyncio.get_running_loop().create_future() for _ in writes]
-    async with store.engine.connect() as connection:
-        raw = (await connection.get_raw_connection()).driver_connection
-        await _commit(raw, list(zip(writes, futures, strict=True)))
-    assert await asyncio.gather(*futures) == [None] * len(writes)
+    await _commit_one_statement(store, writes)
     assert len(await store.events("chunked")) == (2 if events else 1)
     assert (await store.get_lease("chunked") is not None) == events
     assert (await store.get("saved") is not None) == saves
@@ -378,15 +373,21 @@ async def test_a_new_tasks_row_found_stored_after_all_is_written_with_an_upsert(
         return AppendWrite(task_id, first, _touch_values(task_id, first, None), _new_lease(task_id))
 
     for writes in ([first_write("there"), first_write("fresh")], [first_write("alone")]):
-        assert one_statement(writes)
-        futures = [asyncio.get_running_loop().create_future() for _ in writes]
-        async with store.engine.connect() as connection:
-            raw = (await connection.get_raw_connection()).driver_connection
-            await _commit(raw, list(zip(writes, futures, strict=True)))
-        assert await asyncio.gather(*futures) == [None] * len(writes)
+        await _commit_one_statement(store, writes)
     for task_id in ("there", "fresh", "alone"):
         assert await store.last_sequence(task_id) == 1
         assert await store.get_lease(task_id) is not None
+
+
+async def _commit_one_statement(store: SQLStore, writes: list[AppendWrite]) -> None:
+    """Commit ``writes`` as the writer commits a batch it makes one statement of, on a
+    connection of the store's own, and check every write was answered."""
+    assert one_statement(writes)
+    futures = [asyncio.get_running_loop().create_future() for _ in writes]
+    async with store.engine.connect() as connection:
+        raw = (await connection.get_raw_connection()).driver_connection
+        await _commit(raw, list(zip(writes, futures, strict=True)))
+    assert await asyncio.gather(*futures) == [None] * len(writes)
 
 
 @agent
