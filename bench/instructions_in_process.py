@@ -10,7 +10,11 @@ includes the event loop's turns and is a few percent above ``instructions.py``'s
 runs of one tree differ by about 500.
 
     python bench/instructions_in_process.py [--tree DIR] [--target demo] [--dialect 1.0]
-        [--stream] [--requests 400]
+        [--stream] [--requests 400] [--db sqlite]
+
+``--db sqlite``: the store a fresh SQLite file (in a folder of its own). Only the event
+loop's thread is counted: the checkpointer's thread, which copies the WAL into the
+database, is not (``instructions_served.py --target sqlite`` counts it).
 
 ``--tree``: measure the ``src`` and ``bench`` of another checkout (a ``git archive`` copy
 of main, say) with this interpreter.
@@ -25,8 +29,10 @@ import itertools
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +67,11 @@ def inside(options: argparse.Namespace) -> None:
     async def request(app: Any, number: int) -> None:
         await profile_send._request(app, profile_send._body(number, send), options.dialect)
 
+    folder = tempfile.mkdtemp(prefix="parley-instructions-")
+    db = f"sqlite:///{folder}/bench.db" if options.db == "sqlite" else "memory"
+
     async def set_up() -> Any:
-        app, _ = profile_send._app(options.target, "memory")
+        app, _ = profile_send._app(options.target, db)
         await app.handler.start()
         for number in range(200):
             await request(app, number)
@@ -87,6 +96,7 @@ def inside(options: argparse.Namespace) -> None:
 
     subprocess.run(["callgrind_control", "-i", "on", str(os.getpid())], capture_output=True)
     list(itertools.starmap(loop.run_until_complete, [(all_workers(),)]))
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def main() -> None:
@@ -97,6 +107,7 @@ def main() -> None:
     parser.add_argument("--stream", action="store_true")
     parser.add_argument("--requests", type=int, default=400)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--db", choices=("memory", "sqlite"), default="memory")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.inside:

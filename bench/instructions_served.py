@@ -10,6 +10,11 @@ another process), dumps, sends twice as many, dumps again. Instructions per requ
 the difference of the two dumps over ``--requests``, which cancels what a dump and the
 turning on cost. ``--annotate`` keeps the second dump for ``callgrind_annotate``.
 
+``--target sqlite`` / ``demo-sqlite`` serve the echo / the demo on a fresh SQLite file in
+a folder of their own (``parley serve --db sqlite:///...``); ``--tree DIR`` serves another
+checkout (a ``git archive`` copy: its ``src`` first on the path) with this one's
+interpreter.
+
 ``--target null`` serves an app that only reads the body and answers a constant (29
 bytes): what uvicorn, uvloop and httptools cost a request, next to nothing of an app's.
 
@@ -22,8 +27,9 @@ the event loop's turns per request).
 around an app that only reads the body and sends a constant answer. The app's own cost is
 the first less the second, and uvicorn's (with the loop's) the served raw count less it.
 
-    python bench/instructions_served.py [--target raw|null|parley|parley-v1|demo]
-        [--requests 1000] [--connections 16] [--strace] [--annotate FILE]
+    python bench/instructions_served.py [--target raw|null|parley|parley-v1|demo|sqlite|
+        demo-sqlite] [--requests 1000] [--connections 16] [--strace] [--annotate FILE]
+        [--tree DIR]
     python bench/instructions_served.py --in-process raw|null [--requests 400]
 """
 
@@ -84,9 +90,22 @@ class Client:
             b"%sContent-Length: %d\r\n\r\n%s" % (self.port, version, len(body), body)
         )
 
-    async def _one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        writer.write(self._request())
-        head = await reader.readuntil(b"\r\n\r\n")
+    async def _one(self, index: int) -> None:
+        reader, writer = self.streams[index]
+        request = self._request()
+        writer.write(request)
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except asyncio.IncompleteReadError as error:
+            if error.partial:
+                raise
+            # uvicorn closes a connection idle for 5 s (a slow dump under callgrind)
+            # before it reads the request: the send was never made; again, reconnected
+            writer.close()
+            self.streams[index] = await asyncio.open_connection("127.0.0.1", self.port)
+            reader, writer = self.streams[index]
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
         match = re.search(rb"(?i)\r\ncontent-length: *(\d+)", head)
         if not head.startswith(b"HTTP/1.1 200") or match is None:
             raise RuntimeError(f"unexpected response: {head!r}")
@@ -99,11 +118,11 @@ class Client:
         """Exactly ``count`` requests over all connections."""
         left = iter(range(count))
 
-        async def worker(stream: tuple[asyncio.StreamReader, asyncio.StreamWriter]) -> None:
+        async def worker(index: int) -> None:
             for _ in left:  # a server that stops answering fails the run, never hangs it
-                await asyncio.wait_for(self._one(*stream), 300)
+                await asyncio.wait_for(self._one(index), 300)
 
-        await asyncio.gather(*(worker(stream) for stream in self.streams))
+        await asyncio.gather(*(worker(index) for index in range(len(self.streams))))
 
     async def close(self) -> None:
         for _, writer in self.streams:
@@ -116,10 +135,15 @@ def _target(key: str) -> targets.Target:
     return targets.TARGETS[key]
 
 
-def _start(target: targets.Target, wrapper: list[str]) -> tuple[subprocess.Popen[bytes], int]:
+def _start(
+    target: targets.Target, wrapper: list[str], folder: Path, tree: Path = ROOT
+) -> tuple[subprocess.Popen[bytes], int]:
+    """Serve ``target`` from ``tree``; a SQLite target's file goes in ``folder``."""
     port = targets.free_port()
-    command, cwd = targets._command(target, port, target.db or None)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    db = f"sqlite:///{folder / 'parley.db'}" if target.db == "sqlite" else target.db or None
+    command, cwd = targets._command(target, port, db)
+    path = [str(tree / "src"), str(tree)] if tree != ROOT else [str(ROOT)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     env.pop("VIRTUAL_ENV", None)
     process = subprocess.Popen([*wrapper, *command], cwd=cwd, env=env, stdout=subprocess.DEVNULL)
     targets.wait_ready(process, f"http://127.0.0.1:{port}/", target.dialect, timeout=600)
@@ -155,7 +179,7 @@ def served(options: argparse.Namespace) -> dict[str, Any]:
     out = folder / "callgrind.out"
     wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                f"--callgrind-out-file={out}.%p"]  # fmt: skip
-    process, port = _start(target, wrapper)
+    process, port = _start(target, wrapper, folder, options.tree.resolve())
     loop = asyncio.new_event_loop()
     client = Client(port, target.dialect, options.connections)
     try:
@@ -196,10 +220,11 @@ def _new_dump(folder: Path, before: set[Path]) -> Path:
 
 def syscalls(options: argparse.Namespace) -> dict[str, Any]:
     target = _target(options.target)
-    process, port = _start(target, [])
+    folder = Path(tempfile.mkdtemp(prefix="served-strace-"))
+    process, port = _start(target, [], folder, options.tree.resolve())
     loop = asyncio.new_event_loop()
     client = Client(port, target.dialect, options.connections)
-    report = Path(tempfile.mkstemp(prefix="served-strace-")[1])
+    report = folder / "strace.txt"
     try:
         loop.run_until_complete(client.open())
         loop.run_until_complete(client.send(options.warm))
@@ -220,7 +245,7 @@ def syscalls(options: argparse.Namespace) -> dict[str, Any]:
         fields = line.split()
         if len(fields) >= 5 and fields[-1].isidentifier() and fields[3].isdigit():
             calls[fields[-1]] = round(int(fields[3]) / options.requests, 2)
-    report.unlink()
+    shutil.rmtree(folder, ignore_errors=True)
     return {"syscalls_per_request": calls}
 
 
@@ -278,13 +303,16 @@ async def _null_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", choices=("raw", "null", "parley", "parley-v1", "demo"))
+    parser.add_argument(
+        "--target", choices=("raw", "null", "parley", "parley-v1", "demo", "sqlite", "demo-sqlite")
+    )
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--warm", type=int, default=400)
     parser.add_argument("--connections", type=int, default=16)
     parser.add_argument("--strace", action="store_true")
     parser.add_argument("--in-process", choices=("raw", "null"))
     parser.add_argument("--annotate", default="")
+    parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout to serve")
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     options.target = options.target or "parley"
@@ -295,6 +323,7 @@ def main() -> None:
     else:
         result = syscalls(options) if options.strace else served(options)
     del options.inside
+    options.tree = str(options.tree)
     print(json.dumps({**vars(options), **result}))
 
 
