@@ -26,7 +26,9 @@ from typing import Any
 import httpx
 import pytest
 
-from parley.stores import StoredEvent
+from parley.stores import StoredEvent, TaskSnapshot
+from parley.stores._protocols import TaskQuery
+from parley.stores._replay import replay
 from parley.stores.sql import SQLStore
 from parley.stores.sql._schema import sent_messages
 from parley.stores.sql._writer import _CHECKPOINT_EVERY, _can_hurry, _hurry
@@ -116,6 +118,43 @@ async def test_events_without_a_status_leave_the_task_row_alone(tmp_path: Path) 
         assert [stored.sequence for stored in await store.events("t")] == [1, 2, 3, 4, 5]
     finally:
         stack.close()
+        await store.aclose()
+
+
+async def test_a_first_write_stores_no_snapshot_and_reads_back_whole(tmp_path: Path) -> None:
+    """An append that starts a task's log (sequence 1) with the snapshot its events fold
+    to writes the row without it (the snapshot is those events' replay); the task reads
+    back the same, by ``get`` and ``list_tasks``, and a later append's snapshot is
+    stored as before."""
+    store = SQLStore(sqlite_url(tmp_path))
+    try:
+        done = TaskStatusUpdateEvent(
+            task_id="t", context_id="c", status=TaskStatus(state=TaskState.completed), final=True
+        )
+        first = [StoredEvent(1, _task("t")), StoredEvent(2, _chunk("t", "a")), StoredEvent(3, done)]
+        folded = replay(None, 0, first)
+        assert folded is not None
+        await store.append("t", first, snapshot=folded.task, owner="ann")
+
+        def row() -> tuple[Any, ...]:
+            with contextlib.closing(sqlite3.connect(tmp_path / "tasks.db")) as reader:
+                query = "SELECT snapshot, snapshot_sequence, state, owner FROM parley_tasks"
+                return tuple(reader.execute(query).fetchone())
+
+        assert row() == (None, 0, "completed", "ann")
+        snapshot = await store.get("t")
+        assert snapshot == TaskSnapshot(folded.task, 3, "ann")
+        assert (await store.list_tasks(TaskQuery(owner="ann"))).tasks == [folded.task]
+
+        later = TaskStatusUpdateEvent(
+            task_id="t", context_id="c", status=TaskStatus(state=TaskState.working)
+        )
+        moved = replay(folded.task, 3, [StoredEvent(4, later)])
+        assert moved is not None
+        await store.append("t", [StoredEvent(4, later)], snapshot=moved.task, owner="ann")
+        assert row() == (moved.task.to_json().decode(), 4, "working", "ann")
+        assert await store.get("t") == TaskSnapshot(moved.task, 4, "ann")
+    finally:
         await store.aclose()
 
 
