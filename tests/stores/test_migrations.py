@@ -13,9 +13,11 @@ from alembic import command
 from sqlalchemy import Connection, inspect, text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
+from parley.stores import StoredEvent
+from parley.stores._protocols import TaskQuery
 from parley.stores.sql import SQLStore
 from parley.stores.sql._migrations import _config, head, upgrade
-from parley.types import PushNotificationConfig
+from parley.types import PushNotificationConfig, Task, TaskState, TaskStatus
 from tests.stores.databases import postgres_engine, sqlite_url
 
 
@@ -82,3 +84,70 @@ async def test_push_configs_stored_before_versions_were_kept_are_v0_3(
         assert await store.push_config_versions("t1") == {"old": "0.3", "t1": "1.0"}
     finally:
         await store.aclose()
+
+
+def _owner_index(connection: Connection) -> str:
+    """How the database describes the owner index (its ``CREATE INDEX``)."""
+    if connection.dialect.name == "sqlite":
+        query = "SELECT sql FROM sqlite_master WHERE name = 'ix_parley_tasks_owner_touched'"
+    else:
+        query = "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_parley_tasks_owner_touched'"
+    return str(connection.execute(text(query)).scalar_one())
+
+
+def _plan_by_owner(connection: Connection) -> str:
+    """The plan of ListTasks' page query for one owner (``_list_filters``)."""
+    query = (
+        "SELECT id FROM parley_tasks WHERE state IS NOT NULL AND owner = 'ann' "
+        "ORDER BY touched DESC, id DESC LIMIT 51"
+    )
+    if connection.dialect.name == "sqlite":
+        rows = connection.execute(text(f"EXPLAIN QUERY PLAN {query}")).all()
+        return " ".join(str(row[-1]) for row in rows)
+    connection.execute(text("SET LOCAL enable_seqscan = off"))  # a handful of rows
+    return " ".join(str(row[0]) for row in connection.execute(text(f"EXPLAIN {query}")))
+
+
+async def test_the_owner_index_holds_owned_tasks_and_serves_queries_by_owner(
+    engine: AsyncEngine,
+) -> None:
+    """0008 makes the owner index partial (``owner IS NOT NULL``): tasks stored before
+    read back as they were, by owner too, and a query by owner still uses the index."""
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(_config(sync), "0007"))
+        assert "WHERE" not in await connection.run_sync(_owner_index)
+    old = Task(id="t-old", context_id="c", status=TaskStatus(state=TaskState.completed))
+    async with engine.begin() as connection:
+        for task_id, owner, touched in (("t-old", "ann", 2.0), ("t-none", None, 1.0)):
+            task = old.model_copy(update={"id": task_id})
+            await connection.execute(
+                text(
+                    "INSERT INTO parley_tasks (id, context_id, state, snapshot, "
+                    "snapshot_sequence, touched, owner) "
+                    "VALUES (:id, 'c', 'completed', :snapshot, 1, :touched, :owner)"
+                ),
+                {"id": task_id, "snapshot": task.to_json().decode(), "touched": touched,
+                 "owner": owner},
+            )  # fmt: skip
+    store = SQLStore(engine)  # upgrades to the newest schema when first used
+    try:
+        assert (await store.list_tasks(TaskQuery(owner="ann"))).tasks == [old]
+        assert [t.id for t in (await store.list_tasks(TaskQuery())).tasks] == ["t-old", "t-none"]
+        assert [t.id for t in (await store.list_tasks(TaskQuery(owner=""))).tasks] == [
+            "t-old",
+            "t-none",
+        ]
+        new = old.model_copy(update={"id": "t-new"})
+        await store.append("t-new", [StoredEvent(1, new)], snapshot=new, owner="ann")
+        page = await store.list_tasks(TaskQuery(owner="ann"))
+        assert sorted(t.id for t in page.tasks) == ["t-new", "t-old"]
+        assert await store.context_owner("c") == "ann"
+    finally:
+        await store.aclose()
+    async with engine.begin() as connection:
+        assert "owner IS NOT NULL" in await connection.run_sync(_owner_index)
+        assert "ix_parley_tasks_owner_touched" in await connection.run_sync(_plan_by_owner)
+        await connection.run_sync(_to("0007"))
+        assert "WHERE" not in await connection.run_sync(_owner_index)
+        await connection.run_sync(_to("head"))
+        assert "owner IS NOT NULL" in await connection.run_sync(_owner_index)

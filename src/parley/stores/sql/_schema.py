@@ -3,7 +3,8 @@
 ``parley_tasks`` holds one row per task: the snapshot (wire JSON, written at checkpoints
 only) and the small columns every event keeps current (state; ``touched``, the latest
 status time, ``status_time``), so an event costs one insert and one narrow update, never
-a rewrite of the growing snapshot (ListTasks reads through the indexes on ``touched``).
+a rewrite of the growing snapshot (ListTasks reads through the indexes on ``touched``;
+the owner's holds only tasks that have one: a server without authentication writes none).
 ``parley_events`` is the event log; ``parley_sent_messages`` maps ``(scope, messageId)``
 to the task the message went to, for idempotent send.
 ``parley_push_configs``, ``parley_outbox`` and ``parley_leases`` hold each task's push
@@ -14,7 +15,18 @@ run ended with its first write has none: ``Lease.new``).
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Column, Double, Index, Integer, MetaData, String, Table, Text
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    Double,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    text,
+)
 
 metadata = MetaData()
 
@@ -32,7 +44,13 @@ tasks = Table(
     Index("ix_parley_tasks_state_touched", "state", "touched"),
     Index("ix_parley_tasks_touched_id", "touched", "id"),
     Index("ix_parley_tasks_context_touched", "context_id", "touched"),
-    Index("ix_parley_tasks_owner_touched", "owner", "touched"),
+    Index(
+        "ix_parley_tasks_owner_touched",
+        "owner",
+        "touched",
+        sqlite_where=text("owner IS NOT NULL"),
+        postgresql_where=text("owner IS NOT NULL"),
+    ),
 )
 
 events = Table(
