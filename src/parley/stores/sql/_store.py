@@ -36,7 +36,7 @@ from parley.stores.sql._group import AppendWrite, SaveWrite, later_touched
 from parley.stores.sql._schema import events, leases, outbox, sent_messages, tasks
 from parley.stores.sql._side import SQLSide, fenced
 from parley.stores.sql._writer import SQLiteWriter
-from parley.types import Event, Message, Task, TaskStatusUpdateEvent
+from parley.types import Event, Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 
@@ -49,6 +49,9 @@ def _upsert_task(
     return upsert.on_conflict_do_update(index_elements=[tasks.c.id], set_=changed(upsert.excluded))
 
 
+_STATUSED = (TaskStatusUpdateEvent, Task)
+
+
 def _touch_values(task_id: str, logged: Sequence[StoredEvent], owner: str | None) -> dict[str, Any]:
     """The task row an append without a snapshot writes: the state of its last status
     and the latest status time among them, as the memory store files it (none: state
@@ -56,8 +59,13 @@ def _touch_values(task_id: str, logged: Sequence[StoredEvent], owner: str | None
     status = None
     touched = 0.0
     for stored in logged:
-        if isinstance(stored.event, Task | TaskStatusUpdateEvent):
-            status = stored.event.status
+        event = stored.event
+        # by exact type first: a model class's isinstance that fails is slow (its
+        # metaclass's ``__instancecheck__``); an artifact (a stream's chunk) failed twice
+        if type(event) is Task or (
+            type(event) is not TaskArtifactUpdateEvent and isinstance(event, _STATUSED)
+        ):
+            status = event.status
             touched = max(touched, status_time(status))
     return {
         "id": task_id,
