@@ -91,7 +91,10 @@ def _owner_index(connection: Connection) -> str:
     if connection.dialect.name == "sqlite":
         query = "SELECT sql FROM sqlite_master WHERE name = 'ix_parley_tasks_owner_touched'"
     else:
-        query = "SELECT indexdef FROM pg_indexes WHERE indexname = 'ix_parley_tasks_owner_touched'"
+        query = (  # this test's schema only: other tests' may exist beside it
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = current_schema() "
+            "AND indexname = 'ix_parley_tasks_owner_touched'"
+        )
     return str(connection.execute(text(query)).scalar_one())
 
 
