@@ -5,9 +5,15 @@ between requests, ``_http.request_headers``)."""
 
 from __future__ import annotations
 
-import httpx
+from dataclasses import fields
+from typing import Any
 
-from parley.server import EventSink, RequestContext, create_app
+import httpx
+import pytest
+
+from parley.server import CallContext, EventSink, Principal, RequestContext, create_app
+from parley.server._card import FORWARDED
+from parley.server._context import plain_call
 from parley.server.bindings import _http
 from tests.server.agents import ScriptedAgent, card
 
@@ -65,3 +71,48 @@ async def test_credentials_are_not_kept_and_what_is_kept_stays_bounded() -> None
     ]
     assert not any(b"secret" in raw for raw in _http._DECODED)
     assert 0 < len(_http._DECODED) <= _http._DECODED_MAX
+
+
+_PLAIN = [(b"host", b"agent.test:81"), (b"content-type", b"application/json")]
+
+
+@pytest.mark.parametrize(
+    ("headers", "user"),
+    [
+        (_PLAIN, None),
+        ([*_PLAIN, (b"x-a2a-extensions", b"urn:a, urn:b")], None),
+        ([*_PLAIN, (b"x-a2a-extensions", b"")], None),
+        ([*_PLAIN, (b"last-event-id", b"7")], None),
+        (_PLAIN, Principal("alice", "key")),
+        ([], None),
+    ],
+)
+def test_a_call_is_what_from_headers_makes_of_its_headers(
+    headers: list[tuple[bytes, bytes]], user: Principal | None
+) -> None:
+    """The common call (no user, extensions or ``Last-Event-ID``) is made apart from the
+    others (``plain_call``): the same call, every field set."""
+    scope: dict[str, Any] = {
+        "type": "http",
+        "scheme": "http",
+        "root_path": "/agent",
+        "server": ("10.0.0.1", 80),
+        "headers": headers,
+        FORWARDED: True,
+        **({"user": user} if user is not None else {}),
+    }
+    decoded = _http.request_headers(scope)
+    call = _http.call_context(scope, decoded)
+    base = "http://agent.test:81/agent" if headers else "http://10.0.0.1:80/agent"
+    assert call == CallContext.from_headers(decoded, base_url=base, principal=user)
+    assert call.base_url == base
+
+
+def test_a_plain_call_sets_every_field_as_the_dataclass_would() -> None:
+    headers = {"host": "agent.test"}
+    call = plain_call(headers, "http://agent.test")
+    made = CallContext(headers=headers, base_url="http://agent.test")
+    assert [getattr(call, field.name) for field in fields(CallContext)] == [
+        getattr(made, field.name) for field in fields(CallContext)
+    ]
+    assert call.state is not plain_call(headers, None).state  # each call its own

@@ -238,26 +238,37 @@ def request_base(scope: Mapping[str, Any], headers: Mapping[str, str] | None = N
         headers = {
             name.decode("latin-1"): value.decode("latin-1") for name, value in scope["headers"]
         }
-    proto = forwarded_host = None
-    if scope.get(FORWARDED):  # a local client is a trusted proxy by default: often so
+    host = headers.get("host")
+    # Every request asks, and nearly all name the same host: made once per form. A local
+    # client is a trusted proxy by default, but its requests seldom say they were
+    # forwarded: only those that do are keyed by what they say.
+    if scope.get(FORWARDED) and ("x-forwarded-host" in headers or "x-forwarded-proto" in headers):
         proto = headers.get("x-forwarded-proto")
         forwarded_host = headers.get("x-forwarded-host")
-    # Every request asks, and nearly all name the same host: made once per form.
-    key = (scope.get("scheme"), headers.get("host"), scope.get("root_path"), proto, forwarded_host)
+        key: tuple[Any, ...] = (
+            scope.get("scheme"),
+            host,
+            scope.get("root_path"),
+            proto,
+            forwarded_host,
+        )
+    else:
+        proto = forwarded_host = None
+        key = (scope.get("scheme"), host, scope.get("root_path"))
     base = _bases.get(key)
     if base is None:
-        host = _first(forwarded_host) or _first(headers.get("host"))
-        base = _base(scope, _first(proto), host)
-        if host:  # without a Host header the base is the socket's, not the key's
+        named = _first(forwarded_host) or _first(host)
+        base = _base(scope, _first(proto), named)
+        if named:  # without a Host header the base is the socket's, not the key's
             if len(_bases) >= 64:  # the headers are the client's to choose
                 _bases.clear()
             _bases[key] = base
     return base
 
 
-_bases: dict[tuple[Any, str | None, Any, str | None, str | None], str] = {}
-"""``request_base`` by the request's scheme, Host header, mount path and, when forwarded,
-its ``X-Forwarded-Proto`` and ``X-Forwarded-Host``."""
+_bases: dict[tuple[Any, ...], str] = {}
+"""``request_base`` by the request's scheme, Host header, mount path and, when it says it
+was forwarded by a trusted proxy, its ``X-Forwarded-Proto`` and ``X-Forwarded-Host``."""
 
 
 def _base(scope: Mapping[str, Any], scheme: str | None, host: str | None) -> str:

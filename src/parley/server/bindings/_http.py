@@ -20,7 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from parley.protocol._errors import InvalidParamsError, JSONParseError
 from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.server._card import request_base
-from parley.server._context import CallContext, Principal
+from parley.server._context import CallContext, Principal, plain_call
 from parley.server._events import LogReader
 from parley.stores import StoredEvent
 from parley.types import Event
@@ -202,6 +202,8 @@ def call_context(scope: Scope, headers: dict[str, str]) -> CallContext:
     """The transport facts of an HTTP call: headers, extensions, ``Last-Event-ID``
     (``headers``: ``request_headers(scope)``)."""
     user = scope.get("user")
+    if user is None and "x-a2a-extensions" not in headers and "last-event-id" not in headers:
+        return plain_call(headers, request_base(scope, headers))  # the common call
     return CallContext.from_headers(
         headers,
         user=getattr(user, "display_name", None) if user is not None else None,
