@@ -409,7 +409,10 @@ def _v1_fast() -> dict[str | None, FastPath]:
     }
 
     def read(body: bytes, version: str | None) -> tuple[Any, Operation, Any] | None:
-        if b'"tenant"' in body:  # the tenant goes into the call: read by the slow path
+        # The tenant goes into the call: read by the slow path. (``find``, not ``in``: on
+        # 3.11 ``bytes.__contains__`` first tries a bytes needle as an integer and formats
+        # the error, ~1,000 instructions more.)
+        if body.find(b'"tenant"') != -1:
             return None
         try:
             request = SEND_REQUEST.validate_json(body)
