@@ -207,7 +207,10 @@ class A2AApp:
         if scope["type"] == "http":
             if self.proxies.trusts(scope.get("client")):
                 scope[FORWARDED] = True
-            path = _route_path(scope)
+            path: str = scope["path"]
+            root: str = scope.get("root_path", "")
+            if root and path.startswith(root):  # mounted: the path within the mount
+                path = path[len(root) :] or "/"
             if path == self.rpc_path:
                 await self._jsonrpc(scope, receive, send)
                 return
@@ -351,14 +354,6 @@ def _authenticator(
             )
         return None
     return Authenticator(card, security)
-
-
-def _route_path(scope: Scope) -> str:
-    path: str = scope["path"]
-    root: str = scope.get("root_path", "")
-    if root and path.startswith(root):
-        return path[len(root) :] or "/"
-    return path
 
 
 create_app = A2AApp

@@ -301,17 +301,17 @@ class TrustedProxies:
         names = [item.strip() for item in items if item.strip()]
         self.everyone = "*" in names
         self.networks = [ipaddress.ip_network(name, strict=False) for name in names if name != "*"]
-        self._decided: dict[str, bool] = {}
+        self._decided: dict[Any, bool] = {}
 
     def trusts(self, client: Sequence[Any] | None) -> bool:
         if self.everyone:
             return True
         if not client:
             return False
-        host = str(client[0])
+        host = client[0]  # a str (ASGI); looked up as given, every request asks
         decided = self._decided.get(host)
         if decided is None:
-            decided = self._match(host)
+            decided = self._match(str(host))
             if len(self._decided) > 1024:
                 self._decided.clear()
             self._decided[host] = decided
