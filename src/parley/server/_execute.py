@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
 
 from parley.protocol import InternalError, add_to_history, copy_task
 from parley.server._agent import ResumableAgent
@@ -56,9 +56,11 @@ class RunSink:
     async def emit(self, event: Event) -> None:
         await self._runs.publish(self._live, event, self._turn)
 
-    async def emit_many(self, events: Sequence[Event]) -> None:
-        """Emit ``events`` in order, as ``emit`` one by one would, in one store write."""
-        await self._runs.publish_many(self._live, events, self._turn)
+    def emit_many(self, events: Sequence[Event]) -> Coroutine[Any, Any, int]:
+        """Emit ``events`` in order, as ``emit`` one by one would, in one store write:
+        the publish itself to await (a coroutine of its own around it cost each run's
+        write a frame)."""
+        return self._runs.publish_many(self._live, events, self._turn)
 
 
 async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestContext) -> None:
