@@ -1,6 +1,11 @@
-"""``Task.to_json``: made once while the task holds still, made again once it changes."""
+"""``Task.to_json``: the commonest finished task written out from its values; any other
+serialised once while the task holds still, and again once it changes."""
 
 from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from parley.protocol import add_to_history, apply
 from parley.types import (
@@ -16,6 +21,7 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from parley.types._tasks import _written
 
 
 def _task() -> Task:
@@ -124,3 +130,122 @@ def test_copies_make_their_own() -> None:
     assert shallow.to_json() == original
     assert task.to_json() is original
     assert trimmed == task.model_copy(update={"history": []})  # equality ignores what is kept
+
+
+# -- the commonest finished task, written out (``_written``) ---------------------------
+
+TEXTS = [
+    'say "hi"',
+    "back\\slash",
+    "tab\tnew\nline\x00\x1f\x7f",
+    "ünïcödé ✓ 🎉",
+    "\u2028\u2029",
+    "",
+]
+
+
+def _finished(
+    text: str = "hello",
+    answer: str | None = None,
+    ids: tuple[str, str, str, str] = ("t", "c", "m", "a"),
+    state: TaskState = TaskState.completed,
+    name: str | None = "response",
+    stamp: str | None = "2026-11-24T16:00:00.000000+00:00",
+) -> Task:
+    """A task as an echo send leaves it: the message's ids the task's own objects, the
+    artifact's text the message's (``answer``: another)."""
+    task_id, context_id, message_id, artifact_id = ids
+    message = Message(
+        message_id=message_id,
+        role=Role.user,
+        parts=[TextPart(text=text)],
+        context_id=context_id,
+        task_id=task_id,
+    )
+    artifact = Artifact(
+        artifact_id=artifact_id,
+        parts=[TextPart(text=text if answer is None else answer)],
+        name=name,
+    )
+    return Task(
+        id=task_id,
+        context_id=context_id,
+        status=TaskStatus(state=state, timestamp=stamp),
+        history=[message],
+        artifacts=[artifact],
+    )
+
+
+@given(
+    text=st.text(),
+    answer=st.none() | st.text(),
+    ids=st.tuples(st.text(), st.text(), st.text(), st.text()),
+    state=st.sampled_from(TaskState),
+    stamp=st.text(),
+)
+def test_the_commonest_task_is_written_as_the_serialiser_writes_it(
+    text: str, answer: str | None, ids: tuple[str, str, str, str], state: TaskState, stamp: str
+) -> None:
+    task = _finished(text, answer, ids, state, stamp=stamp)
+    try:
+        expected = _fresh(task)
+    except ValueError:  # a lone surrogate: no JSON holds it
+        with pytest.raises(ValueError, match="surrogates not allowed"):
+            task.to_json()
+        return
+    assert _written(task) == expected
+    assert task.to_json() == expected
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_texts_that_json_escapes(text: str) -> None:
+    task = _finished(text, ids=(text, text + "c", text + "m", text + "a"), stamp=text)
+    assert _written(task) == _fresh(task)
+
+
+def test_a_task_of_another_shape_is_serialised() -> None:
+    """Anything ``_written`` does not write is left to the serialiser, and kept."""
+    message = Message(message_id="q", role=Role.agent, parts=[TextPart(text="?")])
+    others: list[Task] = [_task()]  # no artifact
+    changes: list[dict[str, object]] = [
+        {"metadata": {"k": 1}},
+        {"status": TaskStatus(state=TaskState.input_required, message=message)},
+        {"history": [message, message]},
+        {"history": []},
+        {"artifacts": None},
+    ]
+    others += [_finished().model_copy(update=change) for change in changes]
+    for nested in ("message", "artifact", "part"):
+        task = _finished()
+        assert task.history is not None
+        assert task.artifacts is not None
+        part = task.artifacts[0].parts[0]
+        assert isinstance(part, TextPart)
+        held: dict[str, Message | Artifact | TextPart] = {
+            "message": task.history[0],
+            "artifact": task.artifacts[0],
+            "part": part,
+        }
+        held[nested].metadata = {"k": True}
+        others.append(task)
+    for task in others:
+        assert _written(task) is None
+        data = _check(task)
+        assert task.to_json() is data
+
+
+def test_values_not_of_their_fields_types_are_serialised() -> None:
+    """A ``None`` or another type where the writer expects text (models built without
+    validation) is the serialiser's to write, or refuse."""
+    for change in ({"name": None}, {"task_id": None}, {"timestamp": None}):
+        task = _finished()
+        assert task.history is not None
+        assert task.artifacts is not None
+        field, value = next(iter(change.items()))
+        holder = {"name": task.artifacts[0], "task_id": task.history[0], "timestamp": task.status}
+        holder[field].__dict__[field] = value
+        assert task.to_json() == _fresh(task)
+    task = _finished()
+    task.__dict__["id"] = 5
+    with pytest.warns(UserWarning, match="Expected `str`"):
+        assert task.to_json() == _fresh(task)
