@@ -129,20 +129,8 @@ _clock = _Clock()
 
 
 def now() -> str:
-    """The current time as the ISO 8601 string A2A timestamps use (UTC, microseconds).
-
-    ``timestamp`` of now, written out: a call less, each time an event is made."""
-    moment = time_ns() // 1000
-    clock = _clock
-    second = moment // 1_000_000
-    if second != clock.second:
-        clock.turn(second)
-    micro = moment - second * 1_000_000
-    text = clock.prefix + _THREE[micro // 1000] + _LAST_THREE[micro % 1000]
-    if len(_made) >= _MADE_KEPT:
-        _made.clear()
-    _made[text] = moment / 1_000_000  # what ``datetime.timestamp()`` gives for it
-    return text
+    """The current time as the ISO 8601 string A2A timestamps use (UTC, microseconds)."""
+    return timestamp(time_ns() // 1000)
 
 
 def timestamp(moment: int) -> str:
@@ -156,5 +144,5 @@ def timestamp(moment: int) -> str:
     text = clock.prefix + _THREE[micro // 1000] + _LAST_THREE[micro % 1000]
     if len(_made) >= _MADE_KEPT:
         _made.clear()
-    _made[text] = moment / 1_000_000
+    _made[text] = moment / 1_000_000  # what ``datetime.timestamp()`` gives for it
     return text
