@@ -249,3 +249,12 @@ def test_values_not_of_their_fields_types_are_serialised() -> None:
     task.__dict__["id"] = 5
     with pytest.warns(UserWarning, match="Expected `str`"):
         assert task.to_json() == _fresh(task)
+
+
+def test_a_subclass_is_left_to_the_serialiser() -> None:
+    """A subclass may have fields of its own: never written out as a ``Task``."""
+
+    class LabelledTask(Task):
+        label: str = "mine"
+
+    assert _written(LabelledTask.model_validate(_finished().model_dump())) is None

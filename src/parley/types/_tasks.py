@@ -139,10 +139,11 @@ def _written(task: Task) -> bytes | None:
     holds it to that, byte for byte): no metadata anywhere, a status with a timestamp and
     no message, one message in its history (one text part, both ids, nothing else) and
     one artifact (one text part, a name, nothing else), each model of its own exact
-    type. ``None`` for any other task (serialised then)."""
+    type, the task itself a ``Task``. ``None`` for any other task (serialised then)."""
     status, history, artifacts = task.status, task.history, task.artifacts
     if (
-        type(status) is not TaskStatus
+        type(task) is not Task  # a subclass may have fields of its own
+        or type(status) is not TaskStatus
         or status.message is not None
         or type(history) is not list
         or len(history) != 1
