@@ -258,3 +258,9 @@ def test_a_subclass_is_left_to_the_serialiser() -> None:
         label: str = "mine"
 
     assert _written(LabelledTask.model_validate(_finished().model_dump())) is None
+
+
+def test_a_lone_surrogate_is_refused_as_the_serialiser_refuses_it() -> None:
+    """No JSON can hold it: the written form gives way to the serialiser, which says so."""
+    with pytest.raises(ValueError, match="surrogates not allowed"):
+        _finished("\ud800").to_json()
