@@ -38,6 +38,7 @@ from parley.stores.sql._group import (
     AppendWrite,
     LeaseWrite,
     SaveWrite,
+    starts_log,
 )
 
 _KEPT = "NOT (c0 = ANY($1::text[])) OR c0 IN (SELECT task_id FROM new_leases)"
@@ -67,7 +68,7 @@ _PARTS = (
     ("started", PG_START),
 )
 """The parts after the new leases (``$1``-``$4``): events, snapshots, touches, and the
-rows of new tasks (``_started``)."""
+rows of new tasks (``starts_log``)."""
 
 
 @functools.cache
@@ -129,7 +130,12 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
             expires = 0.0 if write.release else lease.expires
             held.append((lease.task_id, lease.holder, lease.token, expires))
         logged += write.events
-        if lease is not None and _started(write):
+        # A new lease (the task made here) and the log's start: the task's row is new, a
+        # plain insert of the touch's columns (``PG_START``: an upsert's speculative
+        # insertion writes a confirmation record to the WAL too), without the snapshot
+        # (``starts_log``). Should the row exist after all, the statement fails and each
+        # write runs again alone, with upserts and its snapshot (``_pg_writer._commit``).
+        if lease is not None and starts_log(write.logged):
             started.append(write.touch)
         elif write.snapshot is not None:
             saved.append(write.snapshot)
@@ -153,20 +159,6 @@ async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
         and write.lease is not None
         and write.lease.task_id not in stored
     }
-
-
-def _started(write: AppendWrite) -> bool:
-    """Whether the append, carrying a new lease (``Lease.new``: the first write of a
-    task made here), starts the task's log (sequence 1): then its task row is new, a
-    plain insert of the touch's columns (``PG_START``; an upsert's speculative insertion
-    writes a confirmation record to the WAL too), without the snapshot even when it
-    has one: that is the fold of these events, the whole log, which ``get`` and
-    ``list_tasks`` replay from a row without one as they do for a stream's task before
-    its first checkpoint (an echo send: ~530 B of JSON not written twice). Should the
-    row exist after all, the statement fails and each write runs again alone, with
-    upserts and its snapshot (``_pg_writer._commit``)."""
-    events = write.events
-    return bool(events) and events[0][1] == 1
 
 
 def _columns(rows: list[tuple[Any, ...]], width: int = 0) -> list[list[Any]]:

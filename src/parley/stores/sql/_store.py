@@ -32,7 +32,7 @@ from parley.stores._protocols import duplicate as _duplicate
 from parley.stores._replay import replay
 from parley.stores.sql import _expire
 from parley.stores.sql._base import insert
-from parley.stores.sql._group import AppendWrite, SaveWrite, later_touched
+from parley.stores.sql._group import AppendWrite, SaveWrite, later_touched, starts_log
 from parley.stores.sql._schema import events, leases, outbox, sent_messages, tasks
 from parley.stores.sql._side import SQLSide, fenced
 from parley.stores.sql._writer import SQLiteWriter
@@ -74,19 +74,6 @@ def _touch_values(task_id: str, logged: Sequence[StoredEvent], owner: str | None
         "touched": touched,
         "owner": owner,
     }
-
-
-def _starts_log(logged: Sequence[StoredEvent]) -> bool:
-    """Whether an append starts its task's log (sequence 1). Its snapshot, if it has
-    one, is then the fold of these events from no task (``TaskRuns.create`` starts a
-    task with none; its first event carries the user's message), the whole log, which
-    ``get`` and ``list_tasks`` replay from a row without one, as they do for a stream's
-    task before its first checkpoint. On SQLite such an append touches the row rather
-    than save it: an echo send's task row without its ~530 B of JSON (the snapshot
-    serialized, bound and written into the row's pages: fewer WAL frames a commit), the
-    cost moved to a later ``get`` of the task (its events parsed rather than the
-    snapshot). PostgreSQL does the same in its one-statement batch (``_pg_batch``)."""
-    return bool(logged) and logged[0].sequence == 1
 
 
 class SQLStore(SQLSide):
@@ -159,7 +146,8 @@ class SQLStore(SQLSide):
             await self._connect()
         touch = _touch_values(task_id, events, owner)
         saved = None
-        if snapshot is not None and not (_starts_log(events) and isinstance(writer, SQLiteWriter)):
+        # SQLite: an append that starts the log touches the row, no snapshot (``starts_log``)
+        if snapshot is not None and not (starts_log(events) and isinstance(writer, SQLiteWriter)):
             sequence = events[-1].sequence if events else 0
             saved = _save_values(snapshot, sequence, owner, touch["touched"])
         await writer.submit(AppendWrite(task_id, events, touch, lease, saved, release))
