@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -57,7 +58,7 @@ def memory(target: Target, tasks: int) -> dict[str, Any] | None:
     return result
 
 
-def measure(target: Target, options: argparse.Namespace) -> dict[str, Any]:
+def measure(target: Target, options: argparse.Namespace, *, tasks: bool = True) -> dict[str, Any]:
     results: dict[str, Any] = {"name": target.name, "scenarios": []}
     with serving(target, options.postgres) as served:
         wrk(served, 16, 2)  # warm-up
@@ -72,7 +73,7 @@ def measure(target: Target, options: argparse.Namespace) -> dict[str, Any]:
                 requests = scenario["per_s"] * options.seconds
                 scenario["wal_bytes_per_request"] = round(scenario["wal_bytes"] / max(requests, 1))
             results["scenarios"].append(scenario)
-    if options.tasks:
+    if tasks and options.tasks:
         results["memory"] = memory(target, options.tasks)
     return results
 
@@ -91,15 +92,25 @@ def compare(options: argparse.Namespace) -> dict[str, Any]:
         "targets": {},
         "not_measured": {},
     }
-    for key in options.targets:
-        if key in PENDING:
-            report["not_measured"][key] = PENDING[key]
-            continue
-        target = TARGETS[key]
-        print(f"-- {target.name}", file=sys.stderr, flush=True)
-        report["targets"][key] = measure(target, options)
+    report["not_measured"] = {key: PENDING[key] for key in options.targets if key in PENDING}
+    keys = [key for key in options.targets if key not in PENDING]
+    rounds: list[dict[str, Any]] = []
+    for number in range(options.rounds):
+        measured: dict[str, Any] = {}
+        for key in keys:
+            target = TARGETS[key]
+            print(f"-- {target.name}{_round_label(number, options)}", file=sys.stderr, flush=True)
+            measured[key] = measure(target, options, tasks=number == 0)
+        rounds.append(measured)
+    report["targets"] = rounds[0]
+    if options.rounds > 1:
+        report["rounds"] = rounds
     report["load_after"] = load_average()
     return report
+
+
+def _round_label(number: int, options: argparse.Namespace) -> str:
+    return f" (round {number + 1} of {options.rounds})" if options.rounds > 1 else ""
 
 
 def machine() -> str:
@@ -150,6 +161,34 @@ def table(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def rounds_table(report: dict[str, Any]) -> str:
+    """For a run of several rounds: each scenario's ratio to the bound of its own round,
+    round by round, and their median (with the median requests a second). A target's
+    rounds alternate with the bound's, so a bound that drifts during the run moves both."""
+    rounds: list[dict[str, Any]] = report["rounds"]
+    bounds = [
+        {_scenario(s): s for s in measured.get("raw", {}).get("scenarios", [])}
+        for measured in rounds
+    ]
+    heads = " ".join(f"{f'r{n + 1}':>5}" for n in range(len(rounds)))
+    lines = [f"{'target':30} {'scenario':13} {'median/s':>9} {heads} {'median':>6} {'p99 x':>6}"]
+    for key, first in rounds[0].items():
+        for index, scenario in enumerate(first["scenarios"]):
+            name = _scenario(scenario)
+            runs = [
+                (measured[key]["scenarios"][index], bound.get(name))
+                for measured, bound in zip(rounds, bounds, strict=True)
+            ]
+            ratios = [s["per_s"] / base["per_s"] for s, base in runs if base]
+            tails = [s["p99_ms"] / base["p99_ms"] for s, base in runs if base and base["p99_ms"]]
+            per_s = statistics.median(s["per_s"] for s, _ in runs)
+            cells = " ".join(f"{r:>5.2f}" for r in ratios) if ratios else f"{'':>5}"
+            median = f"{statistics.median(ratios):>6.2f}" if ratios else f"{'':>6}"
+            tail = f"{statistics.median(tails):>6.2f}" if tails else f"{'':>6}"
+            lines.append(f"{first['name']:30} {name:13} {per_s:>9.0f} {cells} {median} {tail}")
+    return "\n".join(lines)
+
+
 def _wal_note(s: dict[str, Any]) -> str:
     """For a PostgreSQL target: the log segments PostgreSQL created during the scenario
     (each stalls every commit for the 16 MB it writes and syncs: a run on a server that
@@ -190,11 +229,20 @@ def options_from(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--postgres", default=DEFAULT_POSTGRES, help="server to make databases on")
     parser.add_argument("--stores", default="sqlite,postgres", help="million: stores to fill")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="compare: measure every target this many times, in turn, and add a table of "
+        "each round's ratios and their median (the first round's full table is printed too)",
+    )
     options = parser.parse_args(argv)
     options.targets = [key for key in options.targets.split(",") if key]
     unknown = [key for key in options.targets if key not in TARGETS and key not in PENDING]
     if unknown:
         parser.error(f"unknown targets: {', '.join(unknown)}")
+    if options.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if options.tasks is None:
         options.tasks = 1_000_000 if options.mode == "million" else 20_000
     return options
@@ -210,6 +258,8 @@ def main() -> None:
     else:
         report = compare(options)
         text = table(report)
+        if "rounds" in report:
+            text = f"round 1 of {options.rounds}:\n{text}\n\nevery round:\n{rounds_table(report)}"
     results = BENCH / "results"
     results.mkdir(exist_ok=True)
     path = results / f"bench-{options.mode}-{time.strftime('%Y%m%d-%H%M%S')}.json"
