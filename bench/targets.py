@@ -48,13 +48,16 @@ class Target:
     """Whether it streams 10 chunks for ``stream`` (the demo agent does not)."""
     env: dict[str, str] = field(default_factory=dict)
     processes: int = 1
-    """``parley serve`` processes on the one database (``multi``: 2)."""
+    """Server processes, all on the server CPU, each loaded by a wrk of its own
+    (``multi``: two ``parley serve`` on the one database; ``raw-multi``: two raw bounds,
+    what two processes sharing one CPU cost with nothing of parley's)."""
 
 
 TARGETS = {
     target.key: target
     for target in (
         Target("raw", "raw ASGI bound", "raw", "bench.raw_app:app"),
+        Target("raw-multi", "raw ASGI bound, 2 processes", "raw", "bench.raw_app:app", processes=2),
         Target("parley", "parley echo, memory", "parley", "bench.parley_echo:echo", "memory"),
         Target(
             "parley-v1",
