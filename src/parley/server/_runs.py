@@ -359,7 +359,11 @@ class TaskRuns:
         batch: list[StoredEvent] = []
         outbox: list[OutboxEntry] = []
         try:
-            task, ends, refused = await self._fold(live, events, batch, outbox)
+            if self.notifications is None or live.push_configs == ():
+                # no push config: nothing to await, so no coroutine a write
+                task, ends, refused = _fold(live, events, batch)
+            else:
+                task, ends, refused = await self._fold_notified(live, events, batch, outbox)
             if not batch:
                 raise refused or InvalidAgentResponseError("no event to publish")
             assert task is not None
@@ -397,18 +401,16 @@ class TaskRuns:
             raise refused
         return len(batch), sequence
 
-    async def _fold(
+    async def _fold_notified(
         self,
         live: LiveTask,
         events: Sequence[Event],
         batch: list[StoredEvent],
         outbox: list[OutboxEntry],
     ) -> tuple[Task | None, bool, InvalidAgentResponseError | None]:
-        """Check, number and fold ``events`` into ``batch`` (and their push notifications
-        into ``outbox``), up to the first that ends the interaction or does not fit:
-        the task as they leave it (``None``: none fit), whether the last ends the
-        interaction, and why the one after it was refused."""
+        """``_fold``, with the push notifications each event causes put into ``outbox``."""
         notifications = self.notifications
+        assert notifications is not None
         task = live.task
         sequence = live.log.last_sequence
         for event in events:
@@ -419,12 +421,11 @@ class TaskRuns:
             sequence += 1
             stored = StoredEvent(sequence, event)
             batch.append(stored)
-            # folds a copy: before the task changes. A task known to have no push
-            # config (a new one) causes none: no call (a coroutine per event).
-            if notifications is not None and live.push_configs != ():
+            # folds a copy: before the task changes. Asked again each event: the
+            # entries' await may see the configs change (``push_configs_changed``)
+            if live.push_configs != ():
                 outbox.extend(await notifications.entries(live, stored, task))
             task = apply(task, event)
-            # a chunk never ends it: no call for each of a stream's chunks
             if type(event) is not TaskArtifactUpdateEvent and ends_interaction(event):
                 return task, True, None
         return task, False, None
@@ -537,3 +538,27 @@ class TaskRuns:
         for live in list(self.live.values()):
             live.log.close()
         self.live.clear()
+
+
+def _fold(
+    live: LiveTask, events: Sequence[Event], batch: list[StoredEvent]
+) -> tuple[Task | None, bool, InvalidAgentResponseError | None]:
+    """Check, number and fold ``events`` into ``batch``, up to the first that ends the
+    interaction or does not fit (``publishing`` held): the task as they leave it
+    (``None``: none fit), whether the last ends the interaction, and why the one after
+    it was refused. A task with no push config causes no notification: nothing here
+    awaits (``TaskRuns._fold_notified`` does the same with them)."""
+    task = live.task
+    sequence = live.log.last_sequence
+    for event in events:
+        try:
+            check_fits(live, event, task)
+        except InvalidAgentResponseError as error:
+            return task, False, error
+        sequence += 1
+        batch.append(StoredEvent(sequence, event))
+        task = apply(task, event)
+        # a chunk never ends it: no call for each of a stream's chunks
+        if type(event) is not TaskArtifactUpdateEvent and ends_interaction(event):
+            return task, True, None
+    return task, False, None
