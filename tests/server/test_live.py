@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from parley.server._live import Gate
+from parley.server._events import EventLog
+from parley.server._live import Gate, LiveTask
 
 
 async def test_a_free_gate_is_taken_at_once_and_a_held_one_is_not() -> None:
@@ -73,3 +74,16 @@ async def test_async_with_holds_the_gate_for_the_block() -> None:
     async with gate:
         assert not gate.try_take()
     assert gate.try_take()
+
+
+async def test_a_live_task_is_its_own_publishing_gate_and_starts_free() -> None:
+    live = LiveTask("t", "c", None, EventLog())
+    assert live.publishing is live
+    assert (live.turn, live.last_turn, live.holders, live.broken) == (None, None, 0, False)
+    assert (live.push_configs, live.push_changes, live.owner, live.received) == (None, 0, None, 0)
+    assert live.try_take()
+    assert not live.publishing.try_take()
+    live.release()
+    async with live.publishing:
+        assert not live.try_take()
+    assert live.try_take()

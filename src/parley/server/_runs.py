@@ -123,8 +123,8 @@ class TaskRuns:
             if self._drops != drops:
                 continue  # a live task left meanwhile: what was read may predate its end
             task = snapshot.task
-            live = LiveTask(task.id, task.context_id, task, EventLog(snapshot.sequence))
-            live.owner = snapshot.owner
+            log = EventLog(snapshot.sequence)
+            live = LiveTask(task.id, task.context_id, task, log, snapshot.owner)
             self.live[task_id] = live
             break
         live.holders += 1
@@ -256,14 +256,22 @@ class TaskRuns:
         task.add_done_callback(self._background.discard)
 
     def create(
-        self, task_id: str, context_id: str, message: Message, owner: str | None = None
+        self,
+        task_id: str,
+        context_id: str,
+        message: Message,
+        owner: str | None = None,
+        reply_scope: str | None = None,
+        push_configs: tuple[tuple[str, str], ...] | None = None,
     ) -> LiveTask:
-        """A new task of ``owner``, held (the caller starts its first run or lets go)."""
-        live = LiveTask(task_id, context_id, None, EventLog())  # no keywords: see _context
-        live.pending_user_message = message
-        live.received = time.time_ns() // 1000
-        live.owner = owner
-        live.holders = 1
+        """A new task of ``owner``, held (the caller starts its first run or lets go);
+        ``reply_scope`` and ``push_configs`` as ``LiveTask`` has them."""
+        received = time.time_ns() // 1000
+        live = LiveTask(
+            task_id, context_id, None, EventLog(), owner, 1, message, received, reply_scope,
+            push_configs,
+        )  # fmt: skip
+        # by position: no keywords (see ``CallContext.from_headers``)
         self.live[task_id] = live
         return live
 
@@ -312,9 +320,8 @@ class TaskRuns:
         first = events[0]
         if live.task is None and type(first) is not Task and not isinstance(first, _MADE):
             await self.publish_many(live, (self._new_task(live),), turn)
-        gate = live.publishing
-        if not gate.try_take():
-            await gate.take()
+        if not live.try_take():  # its publishing gate (``LiveTask.publishing``)
+            await live.take()
         try:
             if (turn is not None and turn.ended) or live.broken:
                 raise InvalidAgentResponseError(
@@ -330,7 +337,7 @@ class TaskRuns:
             else:
                 stored, sequence = await self._store(live, events)
         finally:
-            gate.release()
+            live.release()
         if live.task is None and live.reply_scope is not None:
             await self._keep_reply(live, first)
         if stored < len(events):

@@ -85,10 +85,10 @@ class Sends:
         if task_id in self.runs.live:  # the caller's id, taken while we were claiming
             await self.sent.forget(message)
             raise _just_started(task_id)
-        live = self.runs.create(task_id, context_id, message, owner or None)
-        live.reply_scope = scoped
-        if not pushed:
-            live.push_configs = ()  # a new task has none yet: no store read per new task
+        # a new task has no push config yet, unless it came with one: no store read
+        live = self.runs.create(
+            task_id, context_id, message, owner or None, scoped, None if pushed else ()
+        )
         turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
         context = _context(params, message, live, call, related)
         self.runs.start(live, turn, context)
