@@ -12,6 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from parley.protocol import apply
 from parley.server import RequestHandler, agent
@@ -32,6 +34,7 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from parley.types._tasks import written_pieces
 
 CONTROL = "".join(chr(code) for code in range(32))
 _NOT_ASCII = {"task_id": "tâche", "context_id": "contexte ✓"}
@@ -335,6 +338,74 @@ def test_the_commonest_task_is_shortened_without_a_search_as_the_search_would(ca
     assert (short is None) is (case in declined)
     if short is not None:
         assert short == _memory_pack._shorten(json, *ids)
+
+
+@pytest.mark.parametrize("case", list(_cases()))
+def test_the_record_cut_from_the_written_pieces_is_the_shortened_json(case: str) -> None:
+    """``_cut`` makes what ``_short`` makes of the joined pieces, or declines."""
+    task_id, context_id, events = _cases()[case]
+    task: Task | None = None
+    for event in events:
+        task = apply(task, event)
+    assert task is not None
+    pieces = written_pieces(task)
+    cut = None if pieces is None else _memory_pack._cut(pieces, task)
+    ids = task_id.encode(), context_id.encode()
+    short = _memory_pack._short(task.to_json(), task, *ids)
+    assert cut is None or cut == short is not None
+    assert (cut is None) is (
+        case not in {"echo", "a Task event replaces all", "an event of another task"}
+    )
+
+
+_ECHOED = st.text() | st.sampled_from(["hello", "", 'say "hi"', "\x01\n", "ünï ✓", "\ud800"])
+
+
+@given(
+    text=_ECHOED,
+    answer=st.none() | _ECHOED,
+    ids=st.tuples(_ECHOED, _ECHOED, _ECHOED, _ECHOED, _ECHOED),
+    stamp=_ECHOED,
+    role=st.sampled_from(Role),
+    state=st.sampled_from(TaskState),
+    same=st.booleans(),
+)
+def test_any_commonest_task_is_cut_as_it_is_shortened(
+    text: str,
+    answer: str | None,
+    ids: tuple[str, str, str, str, str],
+    stamp: str,
+    role: Role,
+    state: TaskState,
+    same: bool,
+) -> None:
+    """Whatever its values, the commonest task's record is cut from its pieces as
+    ``_short`` shortens its JSON, byte for byte, and gives its JSON back; or it is left
+    to ``_short``."""
+    task_id, context_id, message_id, artifact_id, name = ids
+    asked = Message(
+        message_id=message_id,
+        role=role,
+        parts=[TextPart(text=text)],
+        context_id=context_id,
+        task_id=task_id if same else message_id,
+    )
+    told = Artifact(
+        artifact_id=artifact_id,
+        parts=[TextPart(text=text if answer is None else answer)],
+        name=name,
+    )
+    status = TaskStatus(state=state, timestamp=stamp)
+    task = Task(id=task_id, context_id=context_id, status=status, history=[asked], artifacts=[told])
+    pieces = written_pieces(task)
+    assert pieces is not None
+    cut = _memory_pack._cut(pieces, task)
+    if cut is None:
+        return
+    ids_bytes = task_id.encode(), context_id.encode()
+    json = task.to_json()
+    assert cut == _memory_pack._short(json, task, *ids_bytes)
+    assert _memory_pack._lengthen(cut, *ids_bytes) == json
 
 
 def test_a_message_made_without_its_parts_is_left_to_the_search() -> None:

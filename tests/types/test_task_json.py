@@ -21,7 +21,7 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from parley.types._tasks import _written
+from parley.types._tasks import written_pieces
 
 
 def _task() -> Task:
@@ -37,6 +37,12 @@ def _task() -> Task:
 def _fresh(task: Task) -> bytes:
     """The task's JSON made now, with nothing kept."""
     return A2AModel.to_json(task)
+
+
+def _written(task: Task) -> bytes | None:
+    """The task's JSON as ``written_pieces`` writes it (``None``: it does not)."""
+    pieces = written_pieces(task)
+    return None if pieces is None else "".join(pieces).encode()
 
 
 def _artifact(text: str, artifact_id: str = "a", **fields: object) -> TaskArtifactUpdateEvent:
@@ -132,7 +138,7 @@ def test_copies_make_their_own() -> None:
     assert trimmed == task.model_copy(update={"history": []})  # equality ignores what is kept
 
 
-# -- the commonest finished task, written out (``_written``) ---------------------------
+# -- the commonest finished task, written out (``written_pieces``) ---------------------
 
 TEXTS = [
     'say "hi"',
@@ -197,6 +203,18 @@ def test_the_commonest_task_is_written_as_the_serialiser_writes_it(
     assert task.to_json() == expected
 
 
+def test_the_first_pieces_are_the_values_the_memory_store_cuts() -> None:
+    """``parley.stores._memory_pack._cut`` reads the values at these places."""
+    task = _finished("hello", ids=("t1", "c1", "m1", "a1"), stamp="then")
+    pieces = written_pieces(task)
+    assert pieces is not None
+    values = {1: '"t1"', 3: '"c1"', 5: '"then"', 7: '"m1"', 9: '"hello"', 11: '"c1"', 13: '"t1"'}
+    assert {at: pieces[at] for at in values} == values
+    assert pieces[4] == ',"status":{"state":"completed","timestamp":'
+    assert pieces[8] == ',"role":"user","parts":[{"kind":"text","text":'
+    assert pieces[14] == "}"
+
+
 @pytest.mark.parametrize("text", TEXTS)
 def test_texts_that_json_escapes(text: str) -> None:
     task = _finished(text, ids=(text, text + "c", text + "m", text + "a"), stamp=text)
@@ -204,7 +222,7 @@ def test_texts_that_json_escapes(text: str) -> None:
 
 
 def test_a_task_of_another_shape_is_serialised() -> None:
-    """Anything ``_written`` does not write is left to the serialiser, and kept."""
+    """Anything ``written_pieces`` does not write is left to the serialiser, and kept."""
     message = Message(message_id="q", role=Role.agent, parts=[TextPart(text="?")])
     others: list[Task] = [_task()]  # no artifact
     changes: list[dict[str, object]] = [

@@ -19,7 +19,9 @@ give back exactly what was stored (the ``Task`` for ``get``, every event for ``e
   repeats, each by a control character that wire JSON never holds raw (JSON escapes
   them in strings), so any content round-trips exactly. The commonest task (one user
   message, a status with no message) is shortened the same way without a search: where
-  each piece is, is known from its values, and confirmed by one comparison.
+  each piece is, is known from its values, and confirmed by one comparison; and when
+  its JSON is written out from its values (``written_pieces``), the record is joined
+  from those pieces, the task's JSON never made.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
+from parley.types._tasks import written_pieces
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 _HEADER = struct.Struct("<qqddBH")
@@ -76,6 +79,11 @@ _TAIL_CONTEXT_ID, _TAIL_TASK_ID, _END = _TAIL.split(b"%s")
 _STAMP = b'","timestamp":"'
 """The pieces of a task's JSON between its values when its status has no message and its
 history is one message with a text part, the user's (``_short``)."""
+_STATE_TEXTS = {state: state.value for state in TaskState}
+_STAMP_TEXT, _OPENED_TEXT, _ASKED_TEXT = _STAMP.decode(), _OPENED.decode(), _ASKED.decode()
+_ASKING_TEXT = ',"role":"user","parts":[{"kind":"text","text":'
+"""The same pieces as text, for ``_cut`` (the last as ``written_pieces`` quotes it: ``_ASKING``
+less the text's opening quote)."""
 _BACK = tuple((token, code) for token, code, _ in reversed(_PAIRS))
 _NUMBERED = 64
 _NUMBERS = tuple(b"%d" % number for number in range(_NUMBERED))
@@ -104,9 +112,14 @@ def pack(
 ) -> bytes:
     """The record of ``task`` (its terminal snapshot, current as of ``sequence``), logged
     as ``events``, last touched at ``touched``, filed in the index at ``filed``."""
-    json = task.to_json()
-    task_id, context_id = _bytes(task.id), _bytes(task.context_id)
-    short = _short(json, task, task_id, context_id)
+    pieces = written_pieces(task)
+    short = None if pieces is None else _cut(pieces, task)
+    if short is None:
+        json = task.to_json()
+        task_id, context_id = _bytes(task.id), _bytes(task.context_id)
+        short = _short(json, task, task_id, context_id)
+    else:
+        context_id = task.context_id.encode()  # ASCII: ``_cut`` said so
     lines = [json if short is None else short]
     numbers = _NUMBERS
     for stored in events:  # concatenated: ``b"%d%s" %`` costs more
@@ -189,6 +202,46 @@ def _short(json: bytes, task: Task, task_id: bytes, context_id: bytes) -> bytes 
     return b"".join(
         (state, _STAMP, stamp, _OPENED, message_id, _ASKED, text, b"\x01", json[len(whole) :])
     )
+
+
+def _cut(pieces: list[str], task: Task) -> bytes | None:
+    """What ``_short`` makes of the commonest task's JSON, made from its pieces
+    (``written_pieces``) without joining them first: the first fifteen (the ids, the
+    state, the history's message) give way to the raw values and codes ``_short`` leaves
+    of them, the rest is joined as it is. ``None`` where ``_short`` would decline: another
+    role, a message of other ids, a value that JSON escapes (its quoted piece is longer
+    than the value and two quotes), an id not ASCII (only its encoding says whether it can
+    be encoded, and an id is never in the record: left to ``_short``), or a lone surrogate
+    in the rest (it cannot be encoded).
+
+    ~8,400 machine instructions against ~13,400 for joining and encoding the pieces
+    (``to_json``) and ``_short``: the task's JSON is never joined and encoded whole, nor
+    its values encoded and compared again."""
+    task_id, context_id, status, history = task.id, task.context_id, task.status, task.history
+    quoted_task_id, quoted_context_id = pieces[1], pieces[3]
+    stamp, message = status.timestamp, history[0]  # ``written_pieces``: all of this shape
+    message_id, text = message.message_id, message.parts[0].text
+    if (
+        pieces[8] != _ASKING_TEXT
+        or pieces[11] != quoted_context_id
+        or pieces[13] != quoted_task_id
+        or not task_id.isascii()
+        or not context_id.isascii()
+        or len(quoted_task_id) != len(task_id) + 2
+        or len(quoted_context_id) != len(context_id) + 2
+        or len(pieces[5]) != len(stamp) + 2
+        or len(pieces[7]) != len(message_id) + 2
+        or len(pieces[9]) != len(text) + 2
+    ):
+        return None
+    pieces[:15] = (
+        _STATE_TEXTS[status.state], _STAMP_TEXT, stamp, _OPENED_TEXT, message_id,
+        _ASKED_TEXT, text, "\x01",
+    )  # fmt: skip
+    try:
+        return "".join(pieces).encode()
+    except UnicodeEncodeError:
+        return None
 
 
 def _shorten(data: bytes, task_id: bytes, context_id: bytes) -> bytes:
