@@ -55,6 +55,7 @@ index, length of the context id that follows."""
 STATES = tuple(TaskState)
 _STATE_INDEX = {state: index for index, state in enumerate(STATES)}
 _STATE_VALUES = {state: state.value.encode() for state in TaskState}
+_STATES_SPACED = {state: value + b" " for state, value in _STATE_VALUES.items()}
 
 _PREFIX = b'{"kind":"task","id":"%s","contextId":"%s","status":{"state":"'
 """How the wire JSON of every task begins: kept without it."""
@@ -95,6 +96,7 @@ _ARTIFACT_LINES = {
     for append, flag in _FLAGS.items()
     for last, last_flag in _FLAGS.items()
 }
+_FIRST_ARTIFACT_LINES = {flags: line + b"0" for flags, line in _ARTIFACT_LINES.items()}
 _UNFLAGS = {b"n": None, b"t": True, b"f": False}
 
 
@@ -278,7 +280,7 @@ def _told(stored: StoredEvent, task: Task) -> bytes:
             event.task_id == task.id
             and event.context_id == task.context_id
             and event.metadata is None
-            and _same_status(event.status, task.status)
+            and (event.status is task.status or _same_status(event.status, task.status))
         ):
             return _STATUS_LINES[event.final]
     elif type(event) is TaskArtifactUpdateEvent:
@@ -288,8 +290,9 @@ def _told(stored: StoredEvent, task: Task) -> bytes:
             and event.metadata is None
         ):
             artifact, kept = event.artifact, task.artifacts
-            # the artifact the task holds first, by identity: most often the only one
-            at = 0 if kept and kept[0] is artifact else _artifact_at(artifact, kept)
+            if kept and kept[0] is artifact:  # by identity: most often the only one
+                return _FIRST_ARTIFACT_LINES[event.append, event.last_chunk]
+            at = _artifact_at(artifact, kept)
             if at is not None:
                 flags = _ARTIFACT_LINES[event.append, event.last_chunk]
                 return flags + (_NUMBERS[at] if at < _NUMBERED else b"%d" % at)
@@ -353,6 +356,8 @@ def _told_task(event: Task, task: Task) -> bytes | None:
     history: bytes | None
     if items is None:
         history = b"n"
+    elif kept and len(items) == 1 and items[0] is kept[0]:  # a send's first message
+        history = b"1"
     elif kept is not None and len(items) <= len(kept) and all(map(is_, items, kept)):
         history = _NUMBERS[len(items)] if len(items) < _NUMBERED else b"%d" % len(items)
     else:
@@ -374,8 +379,9 @@ def _told_status(status: TaskStatus, task: Task) -> bytes:
         return b"="
     if status.message is not None or (stamp is not None and not stamp.isprintable()):
         return status.to_json()
-    state = _STATE_VALUES[status.state]
-    return state if stamp is None else state + b" " + stamp.encode()
+    if stamp is None:
+        return _STATE_VALUES[status.state]
+    return _STATES_SPACED[status.state] + stamp.encode()
 
 
 def _first_of(items: list[Any] | None, kept: list[Any] | None) -> bytes | None:
