@@ -6,7 +6,39 @@ from __future__ import annotations
 import gc
 import random
 
-from parley.stores._memory_index import CHUNK, SortedKeys
+from hypothesis import given
+from hypothesis import strategies as st
+
+from parley.stores._memory_index import CHUNK, SortedKeys, _key, _position
+
+TIMES = st.floats(min_value=-1e12, max_value=1e12)
+"""Status times, epoch seconds: ~30,000 years either side of 1970."""
+
+
+@given(TIMES, TIMES, st.text(), st.text())
+def test_keys_are_ordered_as_their_times_then_ids(
+    one: float, other: float, task_id: str, other_id: str
+) -> None:
+    if one <= other:
+        assert _key(one, task_id) <= _key(other, task_id)
+    assert (_key(one, task_id) < _key(one, other_id)) is (task_id < other_id)
+
+
+@given(st.floats(min_value=0, max_value=4e9), st.text())
+def test_a_keys_position_gives_the_key_back(touched: float, task_id: str) -> None:
+    """A page ends at a key's position (``TaskPage.last``, the next page's token) and the
+    next begins after the key made of it: the same key, for any time up to 2096."""
+    key = _key(touched, task_id)
+    assert _position(key)[1] == task_id
+    assert _key(*_position(key)) == key
+
+
+@given(st.integers(min_value=0, max_value=4 * 10**15))
+def test_a_timestamps_position_is_its_time_to_the_microsecond(micros: int) -> None:
+    """A status time parsed from a timestamp (six decimals at most) is given back as the
+    same float: a page token says what it said when keys held the time as ``020.6f``."""
+    touched = float(f"{micros // 10**6}.{micros % 10**6:06d}")
+    assert _position(_key(touched, "t")) == (float(f"{touched:020.6f}"), "t")
 
 
 def test_sorted_keys_hold_what_a_sorted_list_holds() -> None:

@@ -1,10 +1,10 @@
 """The memory store's index of tasks by status time, for ``list_tasks`` (ListTasks).
 
-Each task has one key, ``"{status time:020.6f}|{task id}"``, whose string order is the
-order of ListTasks (v1.0.1 §3.1.4: status timestamp, then id; ``status_time``). Keys are
-kept sorted for all tasks, per context and per state, so a page is a bisect and a walk
-of ``limit`` keys, and a count a bisect per chunk:
-no query reads every task.
+Each task has one key, its status time in microseconds and its id (``_key``), whose
+string order is the order of ListTasks (v1.0.1 §3.1.4: status timestamp, then id;
+``status_time``). Keys are kept sorted for all tasks, per context and per state, so a
+page is a bisect and a walk of ``limit`` keys, and a count a bisect per chunk: no query
+reads every task.
 
 A sorted run of keys is held as a list of tuples of at most ``2 * CHUNK`` strings:
 the garbage collector stops tracking a tuple of strings, so, as for the rest of the
@@ -30,7 +30,14 @@ _STATE_VALUES = {state: state.value for state in TaskState}
 
 
 def _key(touched: float, task_id: str) -> str:
-    return f"{touched:020.6f}|{task_id}"
+    # In whole microseconds, from ``_SHIFT`` (keys of one length: ordered as their
+    # times): an int's text costs half a float's formatted (``020.6f``: the same order,
+    # the same times back, ~3,500 machine instructions against ~7,200).
+    return f"{round(touched * 1_000_000) + _SHIFT}|{task_id}"
+
+
+_SHIFT = 2 * 10**19
+"""Twenty digits for any time within ~300,000 years of 1970."""
 
 
 def _task_id(key: str) -> str:
@@ -38,8 +45,8 @@ def _task_id(key: str) -> str:
 
 
 def _position(key: str) -> tuple[float, str]:
-    touched, _, task_id = key.partition("|")
-    return float(touched), task_id
+    micros, _, task_id = key.partition("|")
+    return (int(micros) - _SHIFT) / 1_000_000, task_id
 
 
 class SortedKeys:
