@@ -219,10 +219,14 @@ def _cut(pieces: list[str], task: Task) -> bytes | None:
     ~8,400 machine instructions against ~13,400 for joining and encoding the pieces
     (``to_json``) and ``_short``: the task's JSON is never joined and encoded whole, nor
     its values encoded and compared again."""
-    task_id, context_id, status, history = task.id, task.context_id, task.status, task.history
+    # ``written_pieces`` wrote it: a task of this shape, these values text
+    task_id, context_id, status = task.id, task.context_id, task.status
+    history: list[Message] = task.history  # type: ignore[assignment]
+    stamp: str = status.timestamp  # type: ignore[assignment]
+    message = history[0]
+    part: TextPart = message.parts[0]  # type: ignore[assignment]
+    message_id, text = message.message_id, part.text
     quoted_task_id, quoted_context_id = pieces[1], pieces[3]
-    stamp, message = status.timestamp, history[0]  # ``written_pieces``: all of this shape
-    message_id, text = message.message_id, message.parts[0].text
     if (
         pieces[8] != _ASKING_TEXT
         or pieces[11] != quoted_context_id
