@@ -353,9 +353,15 @@ def test_the_record_cut_from_the_written_pieces_is_the_shortened_json(case: str)
     ids = task_id.encode(), context_id.encode()
     short = _memory_pack._short(task.to_json(), task, *ids)
     assert cut is None or cut == short is not None
-    assert (cut is None) is (
-        case not in {"echo", "a Task event replaces all", "an event of another task"}
-    )
+    cut_cases = {
+        "echo",
+        "chunks",
+        "a Task event replaces all",
+        "an event of another task",
+        "a timestamp not ASCII",
+        "more events than the sequence numbers kept as text",
+    }
+    assert (cut is None) is (case not in cut_cases)
 
 
 _ECHOED = st.text() | st.sampled_from(["hello", "", 'say "hi"', "\x01\n", "ünï ✓", "\ud800"])

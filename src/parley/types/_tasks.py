@@ -140,8 +140,10 @@ def written_pieces(task: Task) -> list[str] | None:
     holds it to that, byte for byte), in pieces to join: no metadata anywhere, a status
     with a timestamp and no message, one message in its history (one text part, both
     ids, nothing else) and one artifact (one text part, a name, nothing else), each model
-    of its own exact type, the task itself a ``Task``. ``None`` for any other task, and
-    for a value not of its field's type (serialised then).
+    of its own exact type, the task itself a ``Task``; or such a task with no artifact
+    (begun: a stream's first event) or an artifact of several text parts (a stream's
+    chunks). ``None`` for any other task, and for a value not of its field's type
+    (serialised then).
 
     Every value is one piece, quoted (``_quoted``), and so is every run of JSON between
     two values; the first fifteen pieces are always these (the memory store's record
@@ -150,7 +152,7 @@ def written_pieces(task: Task) -> list[str] | None:
     message's id (7), its role (8, with the JSON around it), its text (9), its context
     id and task id (11, 13), and the ``}`` that ends the message (14)."""
     try:
-        return _written(task)
+        return _written(task) or _written_streamed(task)
     except (TypeError, KeyError):  # a ``None`` where text is written: not this shape
         return None
 
@@ -226,3 +228,104 @@ def _written(task: Task) -> list[str] | None:
         '}],"name":', _quoted(artifact.name),
         "}]}",
     ]  # fmt: skip
+
+
+def _written_streamed(task: Task) -> list[str] | None:
+    """``_written``'s JSON for a task of its shape but for its artifact: none (a task
+    begun: a stream's first event), or one of several text parts (a stream's chunks).
+    Apart from ``_written``, which stays as short as the commonest task allows."""
+    status, history, artifacts = task.status, task.history, task.artifacts
+    if (
+        type(task) is not Task  # a subclass may have fields of its own
+        or type(status) is not TaskStatus
+        or status.message is not None
+        or type(history) is not list
+        or len(history) != 1
+        or task.metadata is not None
+        or task.kind != "task"
+    ):
+        return None
+    message = history[0]
+    if type(message) is not Message:
+        return None
+    asked = message.parts
+    if (
+        message.metadata is not None
+        or message.reference_task_ids is not None
+        or message.extensions is not None
+        or type(asked) is not list
+        or len(asked) != 1
+        or message.kind != "message"
+    ):
+        return None
+    question = asked[0]
+    state, role = status.state, message.role
+    if (
+        type(question) is not TextPart
+        or question.metadata is not None
+        or question.kind != "text"
+        or type(state) is not TaskState
+        or type(role) is not Role
+    ):
+        return None
+    if artifacts is None:  # a task begun (a stream's first event)
+        told: list[Part] | None = None
+    else:
+        told = _told(artifacts)
+        if told is None:
+            return None
+    # A value the task holds twice (its ids, in the message too; an echo's text) is
+    # quoted once. A ``None`` where a value is written (a timestamp, an id, a name) is
+    # a ``TypeError``: serialised then.
+    task_id, context_id, text = task.id, task.context_id, question.text
+    quoted_task_id, quoted_context_id = _quoted(task_id), _quoted(context_id)
+    quoted_text = _quoted(text)
+    message_task_id, message_context_id = message.task_id, message.context_id
+    pieces = [
+        '{"kind":"task","id":', quoted_task_id,
+        ',"contextId":', quoted_context_id,
+        _STATES[state], _quoted(status.timestamp),
+        '},"history":[{"kind":"message","messageId":', _quoted(message.message_id),
+        _ROLES[role], quoted_text,
+        '}],"contextId":',
+        quoted_context_id if message_context_id is context_id else _quoted(message_context_id),
+        ',"taskId":',
+        quoted_task_id if message_task_id is task_id else _quoted(message_task_id),
+        "}",
+    ]  # fmt: skip
+    if told is None:
+        pieces.append("]}")
+        return pieces
+    artifact = artifacts[0]  # type: ignore[index]
+    answer_text = told[0].text  # type: ignore[union-attr]
+    quoted_answer = quoted_text if answer_text is text else _quoted(answer_text)
+    pieces += (
+        '],"artifacts":[{"artifactId":', _quoted(artifact.artifact_id),
+        ',"parts":[{"kind":"text","text":', quoted_answer,
+    )  # fmt: skip
+    for part in told[1:]:  # the chunks of a stream, each a part
+        pieces += ('},{"kind":"text","text":', _quoted(part.text))  # type: ignore[union-attr]
+    pieces += ('}],"name":', _quoted(artifact.name), "}]}")
+    return pieces
+
+
+def _told(artifacts: list[Artifact]) -> list[Part] | None:
+    """The parts of the task's one artifact, if it has a name and only text parts with
+    nothing else (``None`` otherwise: serialised then)."""
+    if type(artifacts) is not list or len(artifacts) != 1:
+        return None
+    artifact = artifacts[0]
+    if (
+        type(artifact) is not Artifact
+        or artifact.metadata is not None
+        or artifact.description is not None
+        or artifact.extensions is not None
+    ):
+        return None
+    told = artifact.parts
+    if type(told) is not list or not told:
+        return None
+    for part in told:
+        if type(part) is not TextPart or part.metadata is not None or part.kind != "text":
+            return None
+    return told
