@@ -310,8 +310,8 @@ def _written_streamed(task: Task) -> list[str] | None:
 
 
 def _told(artifacts: list[Artifact]) -> list[Part] | None:
-    """The parts of the task's one artifact, if it has a name and only text parts with
-    nothing else (``None`` otherwise: serialised then)."""
+    """The parts of the task's one artifact, if they are text parts and it holds nothing
+    else but its id and name (``None`` otherwise: serialised then)."""
     if type(artifacts) is not list or len(artifacts) != 1:
         return None
     artifact = artifacts[0]
