@@ -34,6 +34,7 @@ from parley.protocol.v1._data import (
     timestamp,
 )
 from parley.protocol.v1._requests import configuration_from_v1
+from parley.protocol.v1._written import written_task
 from parley.types import (
     FilePart,
     Message,
@@ -139,7 +140,12 @@ _ONE_OF_NAMES = {model: name.decode() for model, name in _ONE_OF.items()}
 
 def to_v1_json(value: Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent) -> bytes:
     """A core task, message or update as the v1.0 JSON of the same object."""
-    data: bytes = _WRITERS[type(value)].to_json(value, by_alias=True, exclude_none=True)
+    kind = type(value)
+    if kind is Task:
+        written = written_task(value)  # type: ignore[arg-type]
+        if written is not None:
+            return written
+    data: bytes = _WRITERS[kind].to_json(value, by_alias=True, exclude_none=True)
     return data
 
 
@@ -155,6 +161,10 @@ def event_json(event: Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdat
     """A core event as the JSON of the ``StreamResponse`` (or ``SendMessageResponse``)
     one-of that carries it: ``{"statusUpdate": ...}``."""
     kind = type(event)
+    if kind is Task:  # a send's answer: its final task, most often of one shape
+        written = written_task(event, '{"task":')  # type: ignore[arg-type]
+        if written is not None:
+            return written
     return b'{"%s":%s}' % (
         _ONE_OF[kind],
         _WRITERS[kind].to_json(event, by_alias=True, exclude_none=True),

@@ -1,0 +1,114 @@
+"""The v1.0 JSON of the commonest finished task, written out from its values.
+
+A send's response is its final task. The compiled writer (``_protojson``) writes any
+task, but for this one shape (an echo's, a plain agent's answer) joining the pieces in
+Python costs half of it: its C walk of the schema is cheap, its calls back into Python
+for the status's time and its two enums are not. ``written_task`` gives the writer's
+bytes, exactly (a hypothesis test holds it to that), or ``None`` for any other task.
+This is v1.0's twin of the core's ``parley.types._tasks._written`` (v0.3's JSON).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from json.encoder import encode_basestring
+from typing import Any
+
+from parley.protocol.v1._data import _ROLES, _STATES
+from parley.types import Artifact, Message, Role, Task, TaskState, TaskStatus, TextPart
+
+_quoted: Callable[[Any], str] = encode_basestring
+"""The JSON of a ``str`` as pydantic-core writes it (``"`` and ``\\`` escaped, the control
+characters as ``\\b \\f \\n \\r \\t`` or ``\\u00xx``, the rest as it is); one C call, a
+``TypeError`` for anything but a ``str``."""
+_STATE_PIECES = {
+    state: f',"status":{{"state":"{_STATES[state]}","timestamp":' for state in TaskState
+}
+_ROLE_PIECES = {role: f',"role":"{_ROLES[role.value]}","parts":[{{"text":' for role in Role}
+
+
+def written_task(task: Task, head: str = "") -> bytes | None:
+    """``task``'s v1.0 JSON (after ``head``: the one-of that carries it, ``{"task":``,
+    closed here too) when it is the commonest finished task: no metadata anywhere, a
+    status with no message and a time in the core's own form (``server._ids.now``: UTC,
+    microseconds, ``+00:00``), one message in its history (one text part, both ids,
+    nothing else) and one artifact (one text part, a name, nothing else), each model of
+    its own exact type. ``None`` for any other task, and for a value not of its field's
+    type or a lone surrogate (the writer writes, or refuses, those)."""
+    try:
+        return _written(task, head)
+    except (TypeError, KeyError, UnicodeEncodeError):
+        return None
+
+
+def _written(task: Task, head: str) -> bytes | None:
+    status, history, artifacts = task.status, task.history, task.artifacts
+    if (
+        type(task) is not Task  # a subclass may have fields of its own
+        or type(status) is not TaskStatus
+        or status.message is not None
+        or type(history) is not list
+        or len(history) != 1
+        or type(artifacts) is not list
+        or len(artifacts) != 1
+        or task.metadata is not None
+    ):
+        return None
+    message, artifact = history[0], artifacts[0]
+    if type(message) is not Message or type(artifact) is not Artifact:
+        return None
+    asked, told = message.parts, artifact.parts
+    if (
+        message.metadata is not None
+        or message.reference_task_ids is not None
+        or message.extensions is not None
+        or type(asked) is not list
+        or len(asked) != 1
+        or artifact.metadata is not None
+        or artifact.description is not None
+        or artifact.extensions is not None
+        or type(told) is not list
+        or len(told) != 1
+    ):
+        return None
+    question, answer = asked[0], told[0]
+    stamp = status.timestamp
+    if (
+        type(question) is not TextPart
+        or type(answer) is not TextPart
+        or question.metadata is not None
+        or answer.metadata is not None
+        or type(status.state) is not TaskState
+        or type(message.role) is not Role
+        or type(stamp) is not str
+        or len(stamp) != 32
+        or stamp[10] != "T"
+        or not stamp.endswith("+00:00")
+    ):
+        return None  # another time is the writer's to read (``_data.timestamp``)
+    # A value the task holds twice (its ids, in the message too; an echo's text) is
+    # quoted once. A ``None`` where a value is written (an id, a name) is a ``TypeError``.
+    task_id, context_id, text = task.id, task.context_id, question.text
+    quoted_task_id, quoted_context_id = _quoted(task_id), _quoted(context_id)
+    quoted_text = _quoted(text)
+    message_task_id, message_context_id, answer_text = (
+        message.task_id, message.context_id, answer.text
+    )  # fmt: skip
+    pieces = (
+        head, '{"id":', quoted_task_id,
+        ',"contextId":', quoted_context_id,
+        _STATE_PIECES[status.state], _quoted(stamp[:26] + "Z"),
+        '},"history":[{"messageId":',
+        _quoted(message.message_id),
+        _ROLE_PIECES[message.role], quoted_text,
+        '}],"contextId":',
+        quoted_context_id if message_context_id is context_id else _quoted(message_context_id),
+        ',"taskId":',
+        quoted_task_id if message_task_id is task_id else _quoted(message_task_id),
+        '}],"artifacts":[{"artifactId":', _quoted(artifact.artifact_id),
+        ',"parts":[{"text":',
+        quoted_text if answer_text is text else _quoted(answer_text),
+        '}],"name":', _quoted(artifact.name),
+        "}]}}" if head else "}]}",
+    )  # fmt: skip
+    return "".join(pieces).encode()

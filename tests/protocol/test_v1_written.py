@@ -1,0 +1,182 @@
+"""The commonest finished task's v1.0 JSON, written out (``_written``): byte for byte
+what the compiled writer (``_protojson``) writes, and ``None`` for anything else."""
+
+from __future__ import annotations
+
+from datetime import UTC
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic_core import PydanticSerializationError
+
+from parley.protocol.v1._protojson import _WRITERS, event_json, to_v1_json
+from parley.protocol.v1._written import written_task
+from parley.types import Artifact, Message, Role, Task, TaskState, TaskStatus, TextPart
+from tests.bindings.strategies import tasks
+
+TEXTS = [
+    'say "hi"',
+    "back\\slash",
+    "tab\tnew\nline\x00\x1f\x7f",
+    "ünïcödé ✓ 🎉",
+    "\u2028\u2029",
+    "",
+]
+STAMP = "2026-11-24T16:00:00.000000+00:00"
+
+# The core's own times (``server._ids.now``), and others the writer reads itself
+core_stamps = st.datetimes(timezones=st.just(UTC)).map(
+    lambda moment: moment.isoformat(timespec="microseconds")
+)
+stamps = core_stamps | st.text() | st.sampled_from([STAMP[:26] + "Z", STAMP[:19] + "+02:00"])
+
+
+def _writer(task: Task) -> bytes:
+    """The compiled writer's bytes for ``task``."""
+    data: bytes = _WRITERS[Task].to_json(task, by_alias=True, exclude_none=True)
+    return data
+
+
+def _finished(
+    text: str = "hello",
+    answer: str | None = None,
+    ids: tuple[str, str, str, str] = ("t", "c", "m", "a"),
+    state: TaskState = TaskState.completed,
+    role: Role = Role.user,
+    stamp: str | None = STAMP,
+) -> Task:
+    """A task as an echo send leaves it: the message's ids the task's own objects, the
+    artifact's text the message's (``answer``: another)."""
+    task_id, context_id, message_id, artifact_id = ids
+    message = Message(
+        message_id=message_id,
+        role=role,
+        parts=[TextPart(text=text)],
+        context_id=context_id,
+        task_id=task_id,
+    )
+    artifact = Artifact(
+        artifact_id=artifact_id,
+        parts=[TextPart(text=text if answer is None else answer)],
+        name="response",
+    )
+    return Task(
+        id=task_id,
+        context_id=context_id,
+        status=TaskStatus(state=state, timestamp=stamp),
+        history=[message],
+        artifacts=[artifact],
+    )
+
+
+def _same_as_the_writer(task: Task) -> None:
+    """Written out or not, ``to_v1_json`` and ``event_json`` give the writer's bytes, or
+    refuse as it refuses."""
+    try:
+        expected = _writer(task)
+    except (ValueError, PydanticSerializationError):  # a lone surrogate, a bad time
+        assert written_task(task) is None
+        return
+    written = written_task(task)
+    assert written is None or written == expected
+    assert to_v1_json(task) == expected
+    assert event_json(task) == b'{"task":%s}' % expected
+
+
+@given(
+    text=st.text(),
+    answer=st.none() | st.text(),
+    ids=st.tuples(st.text(), st.text(), st.text(), st.text()),
+    state=st.sampled_from(TaskState),
+    role=st.sampled_from(Role),
+    stamp=stamps,
+)
+def test_the_commonest_task_is_written_as_the_writer_writes_it(
+    text: str,
+    answer: str | None,
+    ids: tuple[str, str, str, str],
+    state: TaskState,
+    role: Role,
+    stamp: str,
+) -> None:
+    task = _finished(text, answer, ids, state, role, stamp)
+    _same_as_the_writer(task)
+
+
+@given(stamp=core_stamps)
+def test_a_time_in_the_cores_form_is_written_out(stamp: str) -> None:
+    task = _finished(stamp=stamp)
+    assert written_task(task) == _writer(task)
+    assert written_task(task, '{"task":') == b'{"task":%s}' % _writer(task)
+
+
+@given(task=tasks)
+def test_any_task_gives_the_writers_bytes(task: Task) -> None:
+    _same_as_the_writer(task)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_texts_that_json_escapes(text: str) -> None:
+    task = _finished(text, ids=(text, text + "c", text + "m", text + "a"))
+    assert written_task(task) == _writer(task)
+
+
+def _others() -> list[Task]:
+    message = Message(message_id="q", role=Role.agent, parts=[TextPart(text="?")])
+    changes: list[dict[str, Any]] = [
+        {"metadata": {"k": 1}},
+        {"status": TaskStatus(state=TaskState.input_required, message=message)},
+        {"status": TaskStatus(state=TaskState.completed)},  # no time
+        {"status": TaskStatus(state=TaskState.completed, timestamp=STAMP[:19] + "Z")},
+        {"history": [message, message]},
+        {"history": []},
+        {"history": None},
+        {"artifacts": None},
+    ]
+    others = [_finished().model_copy(update=change) for change in changes]
+    for nested in ("message", "artifact", "part"):
+        task = _finished()
+        assert task.history is not None
+        assert task.artifacts is not None
+        part = task.artifacts[0].parts[0]
+        assert isinstance(part, TextPart)
+        held: dict[str, Message | Artifact | TextPart] = {
+            "message": task.history[0],
+            "artifact": task.artifacts[0],
+            "part": part,
+        }
+        held[nested].metadata = {"k": True}
+        others.append(task)
+    return others
+
+
+@pytest.mark.parametrize("task", _others())
+def test_a_task_of_another_shape_is_left_to_the_writer(task: Task) -> None:
+    assert written_task(task) is None
+    _same_as_the_writer(task)
+
+
+def test_values_not_of_their_fields_types_are_left_to_the_writer() -> None:
+    """A ``None`` or another type where text is written (models built without
+    validation) is the writer's to write, or refuse."""
+    for field in ("name", "task_id", "message_id"):
+        task = _finished()
+        assert task.history is not None
+        assert task.artifacts is not None
+        holder = {"name": task.artifacts[0], "task_id": task.history[0]}
+        holder.get(field, task.history[0]).__dict__[field] = None
+        assert written_task(task) is None
+        _same_as_the_writer(task)
+
+
+def test_a_subclass_is_left_to_the_writer() -> None:
+    class LabelledTask(Task):
+        label: str = "mine"
+
+    assert written_task(LabelledTask.model_validate(_finished().model_dump())) is None
+
+
+def test_a_lone_surrogate_is_left_to_the_writer() -> None:
+    assert written_task(_finished("\ud800")) is None
