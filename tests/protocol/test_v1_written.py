@@ -1,5 +1,6 @@
 """The commonest finished task's v1.0 JSON, written out (``_written``): byte for byte
-what the compiled writer (``_protojson``) writes, and ``None`` for anything else."""
+what the compiled writer (``_protojson``) writes, and ``None`` (or one of
+``NOT_WRITTEN``) for anything else."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from hypothesis import strategies as st
 from pydantic_core import PydanticSerializationError
 
 from parley.protocol.v1._protojson import _WRITERS, event_json, to_v1_json
-from parley.protocol.v1._written import written_task
+from parley.protocol.v1._written import NOT_WRITTEN
+from parley.protocol.v1._written import written_task as _written_task
 from parley.types import Artifact, Message, Role, Task, TaskState, TaskStatus, TextPart
 from tests.bindings.strategies import tasks
 
@@ -31,6 +33,14 @@ core_stamps = st.datetimes(timezones=st.just(UTC)).map(
     lambda moment: moment.isoformat(timespec="microseconds")
 )
 stamps = core_stamps | st.text() | st.sampled_from([STAMP[:26] + "Z", STAMP[:19] + "+02:00"])
+
+
+def written_task(task: Task, head: str = "") -> bytes | None:
+    """``_written.written_task``, with what it raises for the writer as ``None``."""
+    try:
+        return _written_task(task, head)
+    except NOT_WRITTEN:
+        return None
 
 
 def _writer(task: Task) -> bytes:
@@ -110,6 +120,29 @@ def test_a_time_in_the_cores_form_is_written_out(stamp: str) -> None:
     task = _finished(stamp=stamp)
     assert written_task(task) == _writer(task)
     assert written_task(task, '{"task":') == b'{"task":%s}' % _writer(task)
+
+
+@pytest.mark.parametrize(
+    "stamp",
+    [
+        STAMP.replace("T", " "),  # read and written again by the writer
+        "0" + STAMP,  # ends as the core's time does, but longer
+        STAMP[1:],
+        STAMP[:26] + "-00:00",
+        STAMP[:19] + ".1234567+00:00",
+    ],
+)
+def test_a_time_not_in_the_cores_form_is_the_writers(stamp: str) -> None:
+    task = _finished(stamp=stamp)
+    assert written_task(task) is None
+    _same_as_the_writer(task)
+
+
+def test_a_time_is_quoted_as_the_writer_quotes_it() -> None:
+    """The writer takes the same 32 characters as the core's form (``_data.timestamp``)."""
+    task = _finished(stamp='"\\' + STAMP[2:])
+    assert written_task(task) == _writer(task)
+    assert b'"timestamp":"\\"\\\\26-11-24T16:00:00.000000Z"' in _writer(task)
 
 
 @given(task=tasks)

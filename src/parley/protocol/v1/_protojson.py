@@ -34,7 +34,7 @@ from parley.protocol.v1._data import (
     timestamp,
 )
 from parley.protocol.v1._requests import configuration_from_v1
-from parley.protocol.v1._written import written_task
+from parley.protocol.v1._written import NOT_WRITTEN, written_task
 from parley.types import (
     FilePart,
     Message,
@@ -142,7 +142,10 @@ def to_v1_json(value: Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdat
     """A core task, message or update as the v1.0 JSON of the same object."""
     kind = type(value)
     if kind is Task:
-        written = written_task(value)  # type: ignore[arg-type]
+        try:
+            written = written_task(value)  # type: ignore[arg-type]
+        except NOT_WRITTEN:
+            written = None
         if written is not None:
             return written
     data: bytes = _WRITERS[kind].to_json(value, by_alias=True, exclude_none=True)
@@ -162,7 +165,10 @@ def event_json(event: Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdat
     one-of that carries it: ``{"statusUpdate": ...}``."""
     kind = type(event)
     if kind is Task:  # a send's answer: its final task, most often of one shape
-        written = written_task(event, '{"task":')  # type: ignore[arg-type]
+        try:
+            written = written_task(event, '{"task":')  # type: ignore[arg-type]
+        except NOT_WRITTEN:
+            written = None
         if written is not None:
             return written
     return b'{"%s":%s}' % (

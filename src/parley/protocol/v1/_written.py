@@ -21,6 +21,8 @@ _quoted: Callable[[Any], str] = encode_basestring
 """The JSON of a ``str`` as pydantic-core writes it (``"`` and ``\\`` escaped, the control
 characters as ``\\b \\f \\n \\r \\t`` or ``\\u00xx``, the rest as it is); one C call, a
 ``TypeError`` for anything but a ``str``."""
+NOT_WRITTEN = (TypeError, KeyError, UnicodeEncodeError)
+"""What ``written_task`` raises for a task the writer is to write after all."""
 _STATE_PIECES = {
     state: f',"status":{{"state":"{_STATES[state]}","timestamp":' for state in TaskState
 }
@@ -33,15 +35,9 @@ def written_task(task: Task, head: str = "") -> bytes | None:
     status with no message and a time in the core's own form (``server._ids.now``: UTC,
     microseconds, ``+00:00``), one message in its history (one text part, both ids,
     nothing else) and one artifact (one text part, a name, nothing else), each model of
-    its own exact type. ``None`` for any other task, and for a value not of its field's
-    type or a lone surrogate (the writer writes, or refuses, those)."""
-    try:
-        return _written(task, head)
-    except (TypeError, KeyError, UnicodeEncodeError):
-        return None
-
-
-def _written(task: Task, head: str) -> bytes | None:
+    its own exact type. ``None`` for any other task. Raises one of ``NOT_WRITTEN`` for a
+    value not of its field's type or a lone surrogate: the writer writes, or refuses,
+    those (the caller catches them, which saves a call on every response)."""
     status, history, artifacts = task.status, task.history, task.artifacts
     if (
         type(task) is not Task  # a subclass may have fields of its own
@@ -72,7 +68,7 @@ def _written(task: Task, head: str) -> bytes | None:
     ):
         return None
     question, answer = asked[0], told[0]
-    stamp = status.timestamp
+    stamp: str = status.timestamp  # type: ignore[assignment]  # None: a TypeError below
     if (
         type(question) is not TextPart
         or type(answer) is not TextPart
@@ -80,10 +76,8 @@ def _written(task: Task, head: str) -> bytes | None:
         or answer.metadata is not None
         or type(status.state) is not TaskState
         or type(message.role) is not Role
-        or type(stamp) is not str
-        or len(stamp) != 32
+        or stamp[26:] != "+00:00"  # (32 characters, no more, since it ends there)
         or stamp[10] != "T"
-        or not stamp.endswith("+00:00")
     ):
         return None  # another time is the writer's to read (``_data.timestamp``)
     # A value the task holds twice (its ids, in the message too; an echo's text) is
