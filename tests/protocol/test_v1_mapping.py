@@ -194,5 +194,18 @@ def test_the_compiled_reader_reads_what_it_takes_as_the_slow_path_does(
         assert fast == send_from_v1_validated(bad)
 
 
+@pytest.mark.parametrize("extra", [{"tenant": "acme"}, {"tenant": ""}, {"unknown": 1}])
+def test_params_with_another_field_leave_the_compiled_reader(extra: dict[str, Any]) -> None:
+    """A tenant goes into the call, which only the slow path reads: the compiled reader
+    refuses any field ``MessageSendParams`` lacks, and the slow path reads the rest as
+    the plain request (``tenant`` in the message's metadata is not the request's)."""
+    request = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}}
+    assert _read_plainly({**request, **extra}) is None
+    assert send_from_v1_validated({**request, **extra}) == _read_plainly(request)
+    in_metadata = {**request, "metadata": extra}
+    assert _read_plainly(in_metadata) == send_from_v1_validated(in_metadata)
+    assert decode_request(SEND, {**request, **extra}) == _read_plainly(request)
+
+
 def send_from_v1_validated(request: Any) -> Any:
     return MessageSendParams.model_validate(send_from_v1(request))
