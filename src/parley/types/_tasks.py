@@ -157,7 +157,15 @@ def written_pieces(task: Task) -> list[str] | None:
         return None
 
 
-def _written(task: Task) -> list[str] | None:
+def commonest_parts(task: Task) -> tuple[Message, Artifact, TextPart, TextPart] | None:
+    """The message of ``task``'s history, its artifact, and the text part of each, when
+    ``task`` is the commonest finished task (an echo's, a plain agent's answer): no
+    metadata anywhere, a status with no message, one message in its history (one text
+    part, its ids, nothing else) and one artifact (one text part, a name, nothing else),
+    each model of its own exact type. ``None`` for any other task.
+
+    Each wire form writes this shape out from its values: v0.3's here (``_written``),
+    v1.0's in ``parley.protocol.v1._written``."""
     status, history, artifacts = task.status, task.history, task.artifacts
     if (
         type(task) is not Task  # a subclass may have fields of its own
@@ -190,7 +198,6 @@ def _written(task: Task) -> list[str] | None:
     ):
         return None
     question, answer = asked[0], told[0]
-    state, role = status.state, message.role
     if (
         type(question) is not TextPart
         or type(answer) is not TextPart
@@ -198,10 +205,20 @@ def _written(task: Task) -> list[str] | None:
         or answer.metadata is not None
         or question.kind != "text"
         or answer.kind != "text"
-        or type(state) is not TaskState
-        or type(role) is not Role
+        or type(status.state) is not TaskState
+        or type(message.role) is not Role
     ):
         return None
+    return message, artifact, question, answer
+
+
+def _written(task: Task) -> list[str] | None:
+    parts = commonest_parts(task)
+    if parts is None:
+        return None
+    message, artifact, question, answer = parts
+    status = task.status
+    state, role = status.state, message.role
     # A value the task holds twice (its ids, in the message too; an echo's text) is
     # quoted once. A ``None`` where a value is written (a timestamp, an id, a name) is
     # a ``TypeError``: serialised then.

@@ -5,7 +5,8 @@ task, but for this one shape (an echo's, a plain agent's answer) joining the pie
 Python costs half of it: its C walk of the schema is cheap, its calls back into Python
 for the status's time and its two enums are not. ``written_task`` gives the writer's
 bytes, exactly (a hypothesis test holds it to that), or ``None`` for any other task.
-This is v1.0's twin of the core's ``parley.types._tasks._written`` (v0.3's JSON).
+This is v1.0's twin of the core's ``parley.types._tasks._written`` (v0.3's JSON); the
+shape is the core's to recognise (``commonest_parts``), for both.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from json.encoder import encode_basestring
 from typing import Any
 
 from parley.protocol.v1._data import _ROLES, _STATES
-from parley.types import Artifact, Message, Role, Task, TaskState, TaskStatus, TextPart
+from parley.types import Role, Task, TaskState
+from parley.types._tasks import commonest_parts
 
 _quoted: Callable[[Any], str] = encode_basestring
 """The JSON of a ``str`` as pydantic-core writes it (``"`` and ``\\`` escaped, the control
@@ -38,45 +40,14 @@ def written_task(task: Task, head: str = "") -> bytes | None:
     its own exact type. ``None`` for any other task. Raises one of ``NOT_WRITTEN`` for a
     value not of its field's type or a lone surrogate: the writer writes, or refuses,
     those (the caller catches them, which saves a call on every response)."""
-    status, history, artifacts = task.status, task.history, task.artifacts
-    if (
-        type(task) is not Task  # a subclass may have fields of its own
-        or type(status) is not TaskStatus
-        or status.message is not None
-        or type(history) is not list
-        or len(history) != 1
-        or type(artifacts) is not list
-        or len(artifacts) != 1
-        or task.metadata is not None
-    ):
+    parts = commonest_parts(task)
+    if parts is None:
         return None
-    message, artifact = history[0], artifacts[0]
-    if type(message) is not Message or type(artifact) is not Artifact:
-        return None
-    asked, told = message.parts, artifact.parts
-    if (
-        message.metadata is not None
-        or message.reference_task_ids is not None
-        or message.extensions is not None
-        or type(asked) is not list
-        or len(asked) != 1
-        or artifact.metadata is not None
-        or artifact.description is not None
-        or artifact.extensions is not None
-        or type(told) is not list
-        or len(told) != 1
-    ):
-        return None
-    question, answer = asked[0], told[0]
+    message, artifact, question, answer = parts
+    status = task.status
     stamp: str = status.timestamp  # type: ignore[assignment]  # None: a TypeError below
     if (
-        type(question) is not TextPart
-        or type(answer) is not TextPart
-        or question.metadata is not None
-        or answer.metadata is not None
-        or type(status.state) is not TaskState
-        or type(message.role) is not Role
-        or stamp[26:] != "+00:00"  # (32 characters, no more, since it ends there)
+        stamp[26:] != "+00:00"  # (32 characters, no more, since it ends there)
         or stamp[10] != "T"
     ):
         return None  # another time is the writer's to read (``_data.timestamp``)
