@@ -41,7 +41,7 @@ from sqlalchemy import MetaData, Table, func, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bench.load import pooled_p99_ms, wrk
-from bench.targets import TARGETS, fresh_database, serving
+from bench.targets import TARGETS, fresh_database, serving, wal_state
 from parley.server._ids import new_ordered_id
 
 BATCH = 20_000
@@ -92,7 +92,7 @@ def _one_store(store: str, options: argparse.Namespace) -> dict[str, Any]:
                 served = stack.enter_context(serving(target, db_url=db))
                 starts[phase].append(round(time.monotonic() - started, 2))
                 wrk(served, 16, 2)
-                runs = [wrk(served, c, options.seconds, histogram=True) for c in (16, 64)]
+                runs = [_measured(served, c, store, options) for c in (16, 64)]
                 rounds[phase].append(runs)
                 if len(rounds[phase]) == ROUNDS.count(phase):  # its last round: the slices
                     result[f"{phase}_slices"] = _slices(served, BASELINE_SLICES)
@@ -105,6 +105,18 @@ def _one_store(store: str, options: argparse.Namespace) -> dict[str, Any]:
         result["expiring"] = _during_sweep(target, url)
     result["load_average"] = os.getloadavg()
     return result
+
+
+def _measured(served: Any, connections: int, store: str, options: argparse.Namespace) -> Any:
+    """One wrk run of a round, with what PostgreSQL's log did meanwhile (checkpoints,
+    bytes a request: ``WalState``) for the PostgreSQL store."""
+    before = wal_state(options.postgres) if store == "postgres" else None
+    run = wrk(served, connections, options.seconds, histogram=True)
+    if before is not None:
+        run.update(wal_state(options.postgres).since(before))
+        requests = max(run["per_s"] * options.seconds, 1)
+        run["wal_bytes_per_request"] = round(run["wal_bytes"] / requests)
+    return run
 
 
 def _pooled_rounds(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -126,7 +138,13 @@ def _pooled_rounds(rounds: list[list[dict[str, Any]]]) -> list[dict[str, Any]]:
 
 def _say_round(phase: str, runs: list[dict[str, Any]]) -> None:
     figures = ", ".join(
-        f"c={r['connections']} {r['per_s']:.0f}/s p99 {r['p99_ms']:.1f} ms" for r in runs
+        f"c={r['connections']} {r['per_s']:.0f}/s p99 {r['p99_ms']:.1f} ms"
+        + (
+            f" (wal {r['wal_bytes_per_request']:,} B/request, {r['checkpoints']} checkpoints)"
+            if "wal_bytes" in r
+            else ""
+        )
+        for r in runs
     )
     print(f"   {phase} round: {figures}", file=sys.stderr, flush=True)
 
