@@ -119,7 +119,8 @@ def machine() -> str:
         if line.startswith("model name"):
             model = line.split(":", 1)[1].strip()
             break
-    return f"{os.cpu_count()} CPUs, {model}"
+    python = "CPython " + ".".join(map(str, sys.version_info[:3]))  # parley's and the raw bound's
+    return f"{os.cpu_count()} CPUs, {model}; {python}"
 
 
 def _scenario(s: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ import itertools
 import os
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -27,8 +28,12 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
-PARLEY_PYTHON = ROOT / ".venv" / "bin" / "python"
-PARLEY = ROOT / ".venv" / "bin" / "parley"
+VENV = Path(sys.prefix) if sys.prefix != sys.base_prefix else ROOT / ".venv"
+"""The venv this runs in (``scripts/bench --python 3.13`` runs it in ``.venvs/3.13``):
+parley's targets and the raw bound are served by its interpreter, so both sides of a
+ratio run on the same CPython."""
+PARLEY_PYTHON = VENV / "bin" / "python"
+PARLEY = VENV / "bin" / "parley"
 SERVER_CPU, LOAD_CPU = "0", "1"
 DEFAULT_POSTGRES = "postgresql://postgres@127.0.0.1:5432/test"
 
