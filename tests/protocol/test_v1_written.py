@@ -17,6 +17,7 @@ from parley.protocol.v1._written import NOT_WRITTEN
 from parley.protocol.v1._written import written_task as _written_task
 from parley.types import Artifact, Message, Role, Task, TaskState, TaskStatus, TextPart
 from tests.bindings.strategies import tasks
+from tests.types.shapes import with_nested_metadata
 
 TEXTS = [
     'say "hi"',
@@ -169,19 +170,7 @@ def _others() -> list[Task]:
         {"artifacts": None},
     ]
     others = [_finished().model_copy(update=change) for change in changes]
-    for nested in ("message", "artifact", "part"):
-        task = _finished()
-        assert task.history is not None
-        assert task.artifacts is not None
-        part = task.artifacts[0].parts[0]
-        assert isinstance(part, TextPart)
-        held: dict[str, Message | Artifact | TextPart] = {
-            "message": task.history[0],
-            "artifact": task.artifacts[0],
-            "part": part,
-        }
-        held[nested].metadata = {"k": True}
-        others.append(task)
+    others += with_nested_metadata(_finished)
     return others
 
 

@@ -24,6 +24,7 @@ from parley.types import (
     TextPart,
 )
 from parley.types._tasks import written_pieces
+from tests.types.shapes import with_nested_metadata
 
 
 def _task() -> Task:
@@ -261,19 +262,7 @@ def test_a_task_of_another_shape_is_serialised() -> None:
         {"artifacts": [Artifact(artifact_id="a", parts=[TextPart(text="x"), DataPart(data={})])]},
     ]
     others += [_finished().model_copy(update=change) for change in changes]
-    for nested in ("message", "artifact", "part"):
-        task = _finished()
-        assert task.history is not None
-        assert task.artifacts is not None
-        part = task.artifacts[0].parts[0]
-        assert isinstance(part, TextPart)
-        held: dict[str, Message | Artifact | TextPart] = {
-            "message": task.history[0],
-            "artifact": task.artifacts[0],
-            "part": part,
-        }
-        held[nested].metadata = {"k": True}
-        others.append(task)
+    others += with_nested_metadata(_finished)
     for task in others:
         assert _written(task) is None
         data = _check(task)
