@@ -10,7 +10,7 @@ For each SQL store (SQLite, PostgreSQL):
    schema: every row that names the task is copied; PostgreSQL is then vacuumed,
    analysed and checkpointed, as an operator's database would be (``_settled_postgres``:
    not the aftermath of the bulk write);
-2. **empty** and **full**, in turn (``ROUNDS``: three rounds each, ABBA): serve the
+2. **empty** and **full**, in turn (``ROUNDS``: five rounds each, ABBA...): serve the
    echo agent on a fresh database (empty) or the filled one (full), warm up 2 s, measure
    ``message/send`` at 16 and 64 connections; each phase's last round adds five 2 s
    slices at 64 connections. A phase's throughput is its rounds' mean, its p99 that of
@@ -50,11 +50,15 @@ AGE = 30 * 86_400
 SLICE_SECONDS = 2
 MAX_SLICES = 300
 BASELINE_SLICES = 5
-ROUNDS = ("empty", "full", "full", "empty", "empty", "full")
-"""The empty and the full store served in turn, three times each, in an order (ABBA)
-that cancels a steady drift of the machine: one run of each was not enough to read a
-10 % goal (run to run, the empty store's throughput moved by 20 % on a slow machine).
-Each empty round has a fresh database, so it stays empty (a round stores ~100,000)."""
+ROUNDS = ("empty", "full", "full", "empty", "empty", "full", "full", "empty", "empty", "full")
+"""The empty and the full store served in turn, five times each, in an order (ABBA
+ABBA AB) that cancels a steady drift of the machine: one run of each was not enough to
+read a 10 % goal (run to run, the empty store's throughput moved by 20 % on a slow
+machine). Five, not three: PostgreSQL's runs had one round in three or four with a
+stall, in an empty round as often as in a full one (the fourteenth and fifteenth
+sessions' runs, bench/README), and with three rounds a phase's pooled p99 was that
+round's. Each empty round has a fresh database, so it stays empty (a round stores
+~100,000)."""
 
 
 def million(options: argparse.Namespace) -> dict[str, Any]:
@@ -414,7 +418,8 @@ def _rounds(pooled: dict[str, Any]) -> str:
 def million_table(report: dict[str, Any]) -> str:
     lines = [
         f"{report['tasks']:,} tasks stored, message/send (ratio: full / empty; each phase "
-        "three rounds, served in turn: req/s their mean, p99 of all their requests)"
+        f"{ROUNDS.count('full')} rounds, served in turn: req/s their mean, p99 of all their "
+        "requests)"
     ]
     lines.append(
         f"{'store':26} {'phase':10} {'c':>3} {'req/s':>8} {'p99 ms':>8} {'ratio':>6} {'p99 x':>6}"
