@@ -235,10 +235,14 @@ class RequestHandler:
                         if ends_interaction(entry.event):
                             return
                         position, replayed = entry.sequence, True
-                if position is None or not (replayed or elsewhere or _followed(live)):
+                # asked once, of the task as the stream finds it: asked again after the
+                # Task is read, a next run that began and ended meanwhile (as one that
+                # never waits does, in its send: ``TaskRuns.start``) went unfollowed
+                follow = elsewhere or _followed(live)
+                if position is None or not (replayed or follow):
                     position = log.last_sequence
                     yield position, _trim(live.task, None)
-                if elsewhere or _followed(live):
+                if follow:
                     async for item in log.read(position, ends_interaction):
                         yield item
 
