@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,8 @@ def test_a_cancel_before_the_answers_run_began_lets_the_task_go(kind: str, tmp_p
     the answer's run before its first step (the two are ordered within one turn of the
     loop, so this one drives the handler in process). The run is not canceled then but
     ended, and lets the task go; canceled before it began, it never did, and the task
-    stayed in the registry, its run among the background tasks."""
+    stayed in the registry, its run among the background tasks. (On Python 3.12+ a run
+    starts eagerly, within the send: the cancel comes after its first step.)"""
 
     async def race(app: Any) -> tuple[list[Any], dict[str, Any], int]:
         handler = app.handler
@@ -184,8 +186,13 @@ def test_a_cancel_before_the_answers_run_began_lets_the_task_go(kind: str, tmp_p
             race(create_demo_app(task_store=store))
         )
     assert canceled.state == TaskState.canceled
-    # taken, then canceled (the memory store: the race); or refused, the cancel first
-    assert isinstance(answered, InvalidParamsError) or answered.state == TaskState.canceled
+    if kind == "memory" and sys.version_info >= (3, 12):
+        # taken, and its run, all of it in its first step on the memory store, asked
+        # again within the send: the cancel came after it
+        assert answered.state == TaskState.input_required
+    else:
+        # taken, then canceled (the memory store: the race); or refused, the cancel first
+        assert isinstance(answered, InvalidParamsError) or answered.state == TaskState.canceled
     assert live == {}
     assert background == 0
 

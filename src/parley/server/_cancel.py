@@ -119,7 +119,9 @@ class Cancels:
         )
         turn = live.turn
         run = turn.run if turn is not None else None
-        if run is asyncio.current_task():  # not the run canceling itself
+        # not the run canceling itself (``None``: the cancel's own turn, or a run in its
+        # eager first step, which is then the caller)
+        if run is asyncio.current_task():
             turn = run = None
         try:
             await self.agent.cancel(context, RunSink(self.runs, live))

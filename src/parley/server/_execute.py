@@ -1,12 +1,13 @@
 """One turn of the agent: its run, from the message to the event that ends the
 interaction, and the final status recorded when the agent does not give one.
 
-``TaskRuns.start`` runs ``run_turn`` as a task of its own. The run records the user's
-message in a task that already exists, hands the agent a ``RunSink`` (every event it
-emits goes through ``TaskRuns.publish``), and settles what the agent leaves unsettled: an
-agent that raises, or returns before its turn ended, leaves the task ``failed`` with a
-status message saying so. Whatever way the run ends, it gives up the task's lease, then
-frees the run slot, then lets go of the task.
+``TaskRuns.start`` runs ``run_turn`` as a task of its own (on Python 3.12+ started
+eagerly: its first step runs before ``start`` returns, as that task). The run records
+the user's message in a task that already exists, hands the agent a ``RunSink`` (every
+event it emits goes through ``TaskRuns.publish``), and settles what the agent leaves
+unsettled: an agent that raises, or returns before its turn ended, leaves the task
+``failed`` with a status message saying so. Whatever way the run ends, it gives up the
+task's lease, then frees the run slot, then lets go of the task.
 """
 
 from __future__ import annotations

@@ -97,6 +97,8 @@ class Turn:
         self._owners = owners
         self.ended = False
         self.run: asyncio.Task[None] | None = None
+        """Set by ``TaskRuns.start`` once the run's task exists: ``None`` while a run
+        started eagerly takes its first step, when no one but the run can act."""
         self.began = False
         """Whether ``run`` has taken its first step (``run_turn`` sets it)."""
         self.lease: Lease | None = None
