@@ -499,22 +499,47 @@ class TaskRuns:
             history=[message] if message is not None else None,
         )
 
-    def start(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
-        """Run the agent for ``context`` in the background, in ``turn``; the run holds
-        the task (the caller's hold passes to it).
+    if sys.version_info >= (3, 12):
 
-        On Python 3.12+ the run starts eagerly (``_started``): its first step, up to its
-        first real suspension, runs before this returns, and one that ends in it (an
-        echo on the memory store) is over already. So the log's loop is set before, for
-        the run's end to clear, and a run that is over is not kept: ``ran`` found no
-        ``turn.run`` to forget. Until the first step is over ``turn.run`` is ``None``:
-        only the run itself can act meanwhile, and ``Turn.stop`` and ``tasks/cancel``
-        leave a run alone when it is the caller."""
-        loop = self._running_loop()
-        live.log.loop = loop  # the futures of the run's readers (``EventLog.first``)
-        run = _started(loop, run_turn(self, live, turn, context), f"parley-run-{live.task_id}")
-        turn.run = run
-        if not run.done():
+        def start(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
+            """Run the agent for ``context`` in the background, in ``turn``; the run holds
+            the task (the caller's hold passes to it).
+
+            The run starts eagerly: its first step, up to its first real suspension,
+            runs now, as the current task (timeouts and cancellation work as in any
+            task), and a run that ends in it (an echo on the memory store) is never
+            scheduled: no loop turn, no wake-up of the caller. So the log's loop is set
+            before, for the run's end to clear, and a run over already is not kept
+            (``ran`` found no ``turn.run`` to forget). ``turn.run`` is ``None`` until
+            the first step is over: only the run itself can act meanwhile, and
+            ``Turn.stop`` and ``tasks/cancel`` leave the run alone when it is the
+            caller. A loop with a task factory of its own (a user's tracing) makes the
+            run with it, started as the factory starts it."""
+            loop = self._running_loop()
+            live.log.loop = loop  # the futures of the run's readers (``EventLog.first``)
+            work, name = run_turn(self, live, turn, context), f"parley-run-{live.task_id}"
+            if loop.get_task_factory() is None:
+                run = asyncio.Task(work, loop=loop, name=name, eager_start=True)
+            else:
+                run = loop.create_task(work, name=name)
+            turn.run = run
+            if not run.done():  # kept until ``ran`` (a done callback costs a loop turn)
+                self._background.add(run)
+
+    else:
+
+        def start(self, live: LiveTask, turn: Turn, context: RequestContext) -> None:
+            """Run the agent for ``context`` in the background, in ``turn``; the run holds
+            the task (the caller's hold passes to it). Python 3.11 cannot start a task
+            eagerly (the ``start`` of 3.12+, above): the run is scheduled. Which one is
+            chosen when the class is made: a helper called each run to choose cost 3.11
+            ~800 instructions a send."""
+            loop = self._running_loop()
+            live.log.loop = loop  # the futures of the run's readers (``EventLog.first``)
+            run = loop.create_task(
+                run_turn(self, live, turn, context), name=f"parley-run-{live.task_id}"
+            )  # the loop's own: asyncio.create_task is one more call around it
+            turn.run = run
             self._background.add(run)  # kept until ``ran`` (a done callback costs a loop turn)
 
     def _running_loop(self) -> asyncio.AbstractEventLoop:
@@ -553,31 +578,6 @@ class TaskRuns:
         for live in list(self.live.values()):
             live.log.close()
         self.live.clear()
-
-
-if sys.version_info >= (3, 12):
-
-    def _started(
-        loop: asyncio.AbstractEventLoop, run: Coroutine[Any, Any, None], name: str
-    ) -> asyncio.Task[None]:
-        """``run`` as a task of ``loop``, started eagerly: it takes its first step now,
-        as the current task (timeouts and cancellation work as in any task), and one
-        that ends in that step is never scheduled: for an agent that answers without
-        waiting, no loop turn and no wake-up of the caller (~43,000 instructions of a
-        send). A loop with a task factory of its own (a user's tracing) gets the run
-        from its factory, started as the factory starts it."""
-        if loop.get_task_factory() is None:
-            return asyncio.Task(run, loop=loop, name=name, eager_start=True)
-        return loop.create_task(run, name=name)
-
-else:
-
-    def _started(
-        loop: asyncio.AbstractEventLoop, run: Coroutine[Any, Any, None], name: str
-    ) -> asyncio.Task[None]:
-        """``run`` as a task of ``loop``, scheduled: Python 3.11 cannot start a task
-        eagerly (asyncio.create_task would be one more call around the loop's own)."""
-        return loop.create_task(run, name=name)
 
 
 def _fold(
