@@ -100,9 +100,11 @@ class Repeat:
         self.runs.let_go(live)  # the log is read directly: no need to keep it registered
         after = 0
         if live.task is not None:
-            after = live.log.last_sequence
+            # whether its run goes on, asked of the task as yielded: asked after the
+            # reader took it, a run that ended meanwhile left its last events unread
+            after, running = live.log.last_sequence, _running(live)
             yield after, live.task
-            if not _running(live):
+            if not running:
                 return
         async for item in live.log.read(after, ends_interaction):
             yield item
