@@ -15,19 +15,9 @@ from pydantic_core import PydanticSerializationError
 from parley.protocol.v1._protojson import _WRITERS, event_json, to_v1_json
 from parley.protocol.v1._written import NOT_WRITTEN
 from parley.protocol.v1._written import written_task as _written_task
-from parley.types import Artifact, Message, Role, Task, TaskState, TaskStatus, TextPart
+from parley.types import Message, Role, Task, TaskState, TaskStatus, TextPart
 from tests.bindings.strategies import tasks
-from tests.types.shapes import with_nested_metadata
-
-TEXTS = [
-    'say "hi"',
-    "back\\slash",
-    "tab\tnew\nline\x00\x1f\x7f",
-    "ünïcödé ✓ 🎉",
-    "\u2028\u2029",
-    "",
-]
-STAMP = "2026-11-24T16:00:00.000000+00:00"
+from tests.types.shapes import STAMP, TEXTS, finished, with_nested_metadata
 
 # The core's own times (``server._ids.now``), and others the writer reads itself
 core_stamps = st.datetimes(timezones=st.just(UTC)).map(
@@ -48,38 +38,6 @@ def _writer(task: Task) -> bytes:
     """The compiled writer's bytes for ``task``."""
     data: bytes = _WRITERS[Task].to_json(task, by_alias=True, exclude_none=True)
     return data
-
-
-def _finished(
-    text: str = "hello",
-    answer: str | None = None,
-    ids: tuple[str, str, str, str] = ("t", "c", "m", "a"),
-    state: TaskState = TaskState.completed,
-    role: Role = Role.user,
-    stamp: str | None = STAMP,
-) -> Task:
-    """A task as an echo send leaves it: the message's ids the task's own objects, the
-    artifact's text the message's (``answer``: another)."""
-    task_id, context_id, message_id, artifact_id = ids
-    message = Message(
-        message_id=message_id,
-        role=role,
-        parts=[TextPart(text=text)],
-        context_id=context_id,
-        task_id=task_id,
-    )
-    artifact = Artifact(
-        artifact_id=artifact_id,
-        parts=[TextPart(text=text if answer is None else answer)],
-        name="response",
-    )
-    return Task(
-        id=task_id,
-        context_id=context_id,
-        status=TaskStatus(state=state, timestamp=stamp),
-        history=[message],
-        artifacts=[artifact],
-    )
 
 
 def _same_as_the_writer(task: Task) -> None:
@@ -112,13 +70,13 @@ def test_the_commonest_task_is_written_as_the_writer_writes_it(
     role: Role,
     stamp: str,
 ) -> None:
-    task = _finished(text, answer, ids, state, role, stamp)
+    task = finished(text, answer, ids, state, role, stamp)
     _same_as_the_writer(task)
 
 
 @given(stamp=core_stamps)
 def test_a_time_in_the_cores_form_is_written_out(stamp: str) -> None:
-    task = _finished(stamp=stamp)
+    task = finished(stamp=stamp)
     assert written_task(task) == _writer(task)
     assert written_task(task, '{"task":') == b'{"task":%s}' % _writer(task)
 
@@ -134,14 +92,14 @@ def test_a_time_in_the_cores_form_is_written_out(stamp: str) -> None:
     ],
 )
 def test_a_time_not_in_the_cores_form_is_the_writers(stamp: str) -> None:
-    task = _finished(stamp=stamp)
+    task = finished(stamp=stamp)
     assert written_task(task) is None
     _same_as_the_writer(task)
 
 
 def test_a_time_is_quoted_as_the_writer_quotes_it() -> None:
     """The writer takes the same 32 characters as the core's form (``_data.timestamp``)."""
-    task = _finished(stamp='"\\' + STAMP[2:])
+    task = finished(stamp='"\\' + STAMP[2:])
     assert written_task(task) == _writer(task)
     assert b'"timestamp":"\\"\\\\26-11-24T16:00:00.000000Z"' in _writer(task)
 
@@ -153,7 +111,7 @@ def test_any_task_gives_the_writers_bytes(task: Task) -> None:
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_texts_that_json_escapes(text: str) -> None:
-    task = _finished(text, ids=(text, text + "c", text + "m", text + "a"))
+    task = finished(text, ids=(text, text + "c", text + "m", text + "a"))
     assert written_task(task) == _writer(task)
 
 
@@ -169,8 +127,8 @@ def _others() -> list[Task]:
         {"history": None},
         {"artifacts": None},
     ]
-    others = [_finished().model_copy(update=change) for change in changes]
-    others += with_nested_metadata(_finished)
+    others = [finished().model_copy(update=change) for change in changes]
+    others += with_nested_metadata(finished)
     return others
 
 
@@ -184,7 +142,7 @@ def test_values_not_of_their_fields_types_are_left_to_the_writer() -> None:
     """A ``None`` or another type where text is written (models built without
     validation) is the writer's to write, or refuse."""
     for field in ("name", "task_id", "message_id"):
-        task = _finished()
+        task = finished()
         assert task.history is not None
         assert task.artifacts is not None
         holder = {"name": task.artifacts[0], "task_id": task.history[0]}
@@ -197,8 +155,8 @@ def test_a_subclass_is_left_to_the_writer() -> None:
     class LabelledTask(Task):
         label: str = "mine"
 
-    assert written_task(LabelledTask.model_validate(_finished().model_dump())) is None
+    assert written_task(LabelledTask.model_validate(finished().model_dump())) is None
 
 
 def test_a_lone_surrogate_is_left_to_the_writer() -> None:
-    assert written_task(_finished("\ud800")) is None
+    assert written_task(finished("\ud800")) is None

@@ -24,7 +24,7 @@ from parley.types import (
     TextPart,
 )
 from parley.types._tasks import written_pieces
-from tests.types.shapes import with_nested_metadata
+from tests.types.shapes import TEXTS, finished, with_nested_metadata
 
 
 def _task() -> Task:
@@ -143,47 +143,6 @@ def test_copies_make_their_own() -> None:
 
 # -- the commonest finished task, written out (``written_pieces``) ---------------------
 
-TEXTS = [
-    'say "hi"',
-    "back\\slash",
-    "tab\tnew\nline\x00\x1f\x7f",
-    "ünïcödé ✓ 🎉",
-    "\u2028\u2029",
-    "",
-]
-
-
-def _finished(
-    text: str = "hello",
-    answer: str | None = None,
-    ids: tuple[str, str, str, str] = ("t", "c", "m", "a"),
-    state: TaskState = TaskState.completed,
-    name: str | None = "response",
-    stamp: str | None = "2026-11-24T16:00:00.000000+00:00",
-) -> Task:
-    """A task as an echo send leaves it: the message's ids the task's own objects, the
-    artifact's text the message's (``answer``: another)."""
-    task_id, context_id, message_id, artifact_id = ids
-    message = Message(
-        message_id=message_id,
-        role=Role.user,
-        parts=[TextPart(text=text)],
-        context_id=context_id,
-        task_id=task_id,
-    )
-    artifact = Artifact(
-        artifact_id=artifact_id,
-        parts=[TextPart(text=text if answer is None else answer)],
-        name=name,
-    )
-    return Task(
-        id=task_id,
-        context_id=context_id,
-        status=TaskStatus(state=state, timestamp=stamp),
-        history=[message],
-        artifacts=[artifact],
-    )
-
 
 @given(
     text=st.text(),
@@ -195,7 +154,7 @@ def _finished(
 def test_the_commonest_task_is_written_as_the_serialiser_writes_it(
     text: str, answer: str | None, ids: tuple[str, str, str, str], state: TaskState, stamp: str
 ) -> None:
-    task = _finished(text, answer, ids, state, stamp=stamp)
+    task = finished(text, answer, ids, state, stamp=stamp)
     try:
         expected = _fresh(task)
     except ValueError:  # a lone surrogate: no JSON holds it
@@ -208,7 +167,7 @@ def test_the_commonest_task_is_written_as_the_serialiser_writes_it(
 
 def test_the_first_pieces_are_the_values_the_memory_store_cuts() -> None:
     """``parley.stores._memory_pack._cut`` reads the values at these places."""
-    task = _finished("hello", ids=("t1", "c1", "m1", "a1"), stamp="then")
+    task = finished("hello", ids=("t1", "c1", "m1", "a1"), stamp="then")
     pieces = written_pieces(task)
     assert pieces is not None
     values = {1: '"t1"', 3: '"c1"', 5: '"then"', 7: '"m1"', 9: '"hello"', 11: '"c1"', 13: '"t1"'}
@@ -228,7 +187,7 @@ def test_a_task_begun_or_streamed_is_written_as_the_serialiser_writes_it(
 ) -> None:
     """No artifact yet (a stream's first event), or one of several text parts (its
     chunks): written out too."""
-    task = _finished(text, state=state)
+    task = finished(text, state=state)
     if chunks is None:
         task = task.model_copy(update={"artifacts": None})
     else:
@@ -245,7 +204,7 @@ def test_a_task_begun_or_streamed_is_written_as_the_serialiser_writes_it(
 
 @pytest.mark.parametrize("text", TEXTS)
 def test_texts_that_json_escapes(text: str) -> None:
-    task = _finished(text, ids=(text, text + "c", text + "m", text + "a"), stamp=text)
+    task = finished(text, ids=(text, text + "c", text + "m", text + "a"), stamp=text)
     assert _written(task) == _fresh(task)
 
 
@@ -261,8 +220,8 @@ def test_a_task_of_another_shape_is_serialised() -> None:
         {"artifacts": []},
         {"artifacts": [Artifact(artifact_id="a", parts=[TextPart(text="x"), DataPart(data={})])]},
     ]
-    others += [_finished().model_copy(update=change) for change in changes]
-    others += with_nested_metadata(_finished)
+    others += [finished().model_copy(update=change) for change in changes]
+    others += with_nested_metadata(finished)
     for task in others:
         assert _written(task) is None
         data = _check(task)
@@ -273,14 +232,14 @@ def test_values_not_of_their_fields_types_are_serialised() -> None:
     """A ``None`` or another type where the writer expects text (models built without
     validation) is the serialiser's to write, or refuse."""
     for change in ({"name": None}, {"task_id": None}, {"timestamp": None}):
-        task = _finished()
+        task = finished()
         assert task.history is not None
         assert task.artifacts is not None
         field, value = next(iter(change.items()))
         holder = {"name": task.artifacts[0], "task_id": task.history[0], "timestamp": task.status}
         holder[field].__dict__[field] = value
         assert task.to_json() == _fresh(task)
-    task = _finished()
+    task = finished()
     task.__dict__["id"] = 5
     with pytest.warns(UserWarning, match="Expected `str`"):
         assert task.to_json() == _fresh(task)
@@ -292,10 +251,10 @@ def test_a_subclass_is_left_to_the_serialiser() -> None:
     class LabelledTask(Task):
         label: str = "mine"
 
-    assert _written(LabelledTask.model_validate(_finished().model_dump())) is None
+    assert _written(LabelledTask.model_validate(finished().model_dump())) is None
 
 
 def test_a_lone_surrogate_is_refused_as_the_serialiser_refuses_it() -> None:
     """No JSON can hold it: the written form gives way to the serialiser, which says so."""
     with pytest.raises(ValueError, match="surrogates not allowed"):
-        _finished("\ud800").to_json()
+        finished("\ud800").to_json()
