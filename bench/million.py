@@ -106,7 +106,10 @@ def _one_store(store: str, options: argparse.Namespace) -> dict[str, Any]:
             result[f"start_{phase}_seconds"] = max(starts[phase])
             _say(phase, result[phase], result[f"{phase}_slices"])
         asyncio.run(_age(url))
+        before = wal_state(options.postgres) if store == "postgres" else None
         result["expiring"] = _during_sweep(target, url)
+        if before is not None:  # what PostgreSQL's log did while the sweep ran
+            result["expiring"].update(wal_state(options.postgres).since(before))
     result["load_average"] = os.getloadavg()
     return result
 
@@ -470,5 +473,11 @@ def million_table(report: dict[str, Any]) -> str:
             f"start-up {result['start_empty_seconds']} s empty / "
             f"{result['start_full_seconds']} s full, load average "
             + " ".join(f"{x:.1f}" for x in result["load_average"])
+            + (
+                f"; while deleting: {sweep['wal_bytes'] / 2**20:,.0f} MB of WAL, "
+                f"{sweep['wal_segments_new']} new segments, {sweep['checkpoints']} checkpoints"
+                if "wal_bytes" in sweep
+                else ""
+            )
         )
     return "\n".join(lines)
