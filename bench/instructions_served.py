@@ -11,7 +11,8 @@ the difference of the two dumps over ``--requests``, which cancels what a dump a
 turning on cost. ``--annotate`` keeps the second dump for ``callgrind_annotate``.
 
 ``--target sqlite`` / ``demo-sqlite`` serve the echo / the demo on a fresh SQLite file in
-a folder of their own (``parley serve --db sqlite:///...``); ``--tree DIR`` serves another
+a folder of their own (``parley serve --db sqlite:///...``), or on a copy of ``--db-file
+FILE`` (a store made beforehand: a million tasks, say); ``--tree DIR`` serves another
 checkout (a ``git archive`` copy: its ``src`` first on the path) with this one's
 interpreter.
 
@@ -29,7 +30,7 @@ the first less the second, and uvicorn's (with the loop's) the served raw count 
 
     python bench/instructions_served.py [--target raw|null|parley|parley-v1|demo|sqlite|
         demo-sqlite] [--requests 1000] [--connections 16] [--strace] [--annotate FILE]
-        [--tree DIR]
+        [--tree DIR] [--db-file FILE]
     python bench/instructions_served.py --in-process raw|null [--requests 400]
 """
 
@@ -179,6 +180,8 @@ def served(options: argparse.Namespace) -> dict[str, Any]:
     out = folder / "callgrind.out"
     wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                f"--callgrind-out-file={out}.%p"]  # fmt: skip
+    if options.db_file is not None:
+        shutil.copy(options.db_file, folder / "parley.db")
     process, port = _start(target, wrapper, folder, options.tree.resolve())
     loop = asyncio.new_event_loop()
     client = Client(port, target.dialect, options.connections)
@@ -313,6 +316,9 @@ def main() -> None:
     parser.add_argument("--in-process", choices=("raw", "null"))
     parser.add_argument("--annotate", default="")
     parser.add_argument("--tree", type=Path, default=ROOT, help="the checkout to serve")
+    parser.add_argument(
+        "--db-file", type=Path, help="a SQLite target serves a copy of this store, not a fresh one"
+    )
     parser.add_argument("--inside", action="store_true", help=argparse.SUPPRESS)
     options = parser.parse_args()
     options.target = options.target or "parley"
@@ -324,6 +330,7 @@ def main() -> None:
         result = syscalls(options) if options.strace else served(options)
     del options.inside
     options.tree = str(options.tree)
+    options.db_file = options.db_file and str(options.db_file)
     print(json.dumps({**vars(options), **result}))
 
 
