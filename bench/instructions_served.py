@@ -137,9 +137,16 @@ def _target(key: str) -> targets.Target:
 
 
 def _start(
-    target: targets.Target, wrapper: list[str], folder: Path, tree: Path = ROOT
+    target: targets.Target,
+    wrapper: list[str],
+    folder: Path,
+    tree: Path = ROOT,
+    db_file: Path | None = None,
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """Serve ``target`` from ``tree``; a SQLite target's file goes in ``folder``."""
+    """Serve ``target`` from ``tree``; a SQLite target's file goes in ``folder``, a copy
+    of ``db_file`` when given."""
+    if db_file is not None and target.db == "sqlite":
+        shutil.copy(db_file, folder / "parley.db")
     port = targets.free_port()
     db = f"sqlite:///{folder / 'parley.db'}" if target.db == "sqlite" else target.db or None
     command, cwd = targets._command(target, port, db)
@@ -180,9 +187,7 @@ def served(options: argparse.Namespace) -> dict[str, Any]:
     out = folder / "callgrind.out"
     wrapper = ["valgrind", "--tool=callgrind", "--instr-atstart=no",
                f"--callgrind-out-file={out}.%p"]  # fmt: skip
-    if options.db_file is not None:
-        shutil.copy(options.db_file, folder / "parley.db")
-    process, port = _start(target, wrapper, folder, options.tree.resolve())
+    process, port = _start(target, wrapper, folder, options.tree.resolve(), options.db_file)
     loop = asyncio.new_event_loop()
     client = Client(port, target.dialect, options.connections)
     try:
@@ -224,7 +229,7 @@ def _new_dump(folder: Path, before: set[Path]) -> Path:
 def syscalls(options: argparse.Namespace) -> dict[str, Any]:
     target = _target(options.target)
     folder = Path(tempfile.mkdtemp(prefix="served-strace-"))
-    process, port = _start(target, [], folder, options.tree.resolve())
+    process, port = _start(target, [], folder, options.tree.resolve(), options.db_file)
     loop = asyncio.new_event_loop()
     client = Client(port, target.dialect, options.connections)
     report = folder / "strace.txt"
