@@ -31,7 +31,7 @@ from parley.stores._protocols import TaskQuery
 from parley.stores._replay import replay
 from parley.stores.sql import SQLStore
 from parley.stores.sql._schema import sent_messages
-from parley.stores.sql._writer import _CHECKPOINT_EVERY, _can_hurry, _hurry
+from parley.stores.sql._writer import _CHECKPOINT_EVERY, SQLiteWriter, _can_hurry, _hurry
 from parley.types import (
     Artifact,
     Task,
@@ -178,6 +178,39 @@ async def test_saves_and_appends_interleave_in_order(tmp_path: Path) -> None:
             assert snapshot.task.status.state is TaskState.completed
     finally:
         await store.aclose()
+
+
+async def test_writes_queued_in_the_turns_after_the_first_share_its_commit(
+    tmp_path: Path,
+) -> None:
+    """A request's write is queued a few turns of the event loop after its bytes are
+    read, so the flush waits three turns from the first write (``_writer._TURNS``):
+    writes queued in the first write's turn and the two after go in the same commit,
+    and a write queued after it in a commit of its own."""
+    writer = SQLiteWriter(str(tmp_path / "turns.db"))
+    statements: list[str] = []
+    try:
+        await writer.submit(lambda connection: connection.execute("CREATE TABLE t (turn)"))
+        await writer.submit(lambda connection: connection.set_trace_callback(statements.append))
+
+        async def insert(turn: int) -> None:
+            for _ in range(turn):
+                await asyncio.sleep(0)  # one turn of the loop
+            await writer.submit(
+                lambda connection: connection.execute("INSERT INTO t VALUES (?)", (turn,))
+            )
+
+        statements.clear()
+        await asyncio.gather(*(insert(turn) for turn in range(3)))
+        assert statements.count("COMMIT") == 1
+        await insert(0)
+        assert statements.count("COMMIT") == 2
+        count = await writer.submit(
+            lambda connection: connection.execute("SELECT count(*) FROM t").fetchone()[0]
+        )
+        assert count == 4
+    finally:
+        await writer.aclose()
 
 
 async def test_appends_wait_for_a_pooled_transaction_that_holds_the_write_lock(
