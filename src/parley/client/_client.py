@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import anyio
@@ -31,6 +31,8 @@ from parley.protocol import (
     UnsupportedOperationError,
     ends_interaction,
 )
+from parley.protocol._rules import rules_for
+from parley.protocol._versions import V0_3
 from parley.types import (
     A2AModel,
     AgentCard,
@@ -296,7 +298,7 @@ class Client:
         again), ``StreamInterruptedError`` is raised, carrying ``last_event_id``.
         """
         call = await self._prepare(operation, params, context)
-        resume = _Resume(call, operation, self)
+        resume = _Resume(call, operation, self, _stream_ends(operation, self.transport))
         deadline = _Deadline(call.context.timeout)
         while True:
             try:
@@ -340,12 +342,38 @@ class Client:
             await interceptor.failed(call, error)
 
 
+def _ends_run(event: Event) -> bool:
+    """Whether ``event`` is the last of an agent run (its ``final`` flag, as a peer may
+    set it, counts)."""
+    return ends_interaction(event) or (isinstance(event, TaskStatusUpdateEvent) and event.final)
+
+
+def _stream_ends(operation: Operation, transport: Transport) -> Callable[[Event], bool]:
+    """Where a stream of ``operation`` ends: a run's end, and for a subscription what the
+    version the transport speaks says (``VersionRules.subscription_ends``: v1.0 follows
+    the task through its pauses to a terminal state)."""
+    if operation is _RESUBSCRIBE:
+        version = str(getattr(transport, "protocol", V0_3))  # a transport of one's own: v0.3
+        ends = rules_for(version).subscription_ends
+        if ends is not ends_interaction:
+            return ends
+    return _ends_run
+
+
 class _Resume:
     """Where a stream stands: the last event id delivered, the task, and the attempts to
     resume it since it broke (reset by every new event)."""
 
-    def __init__(self, call: ClientCall, operation: Operation, client: Client) -> None:
+    def __init__(
+        self,
+        call: ClientCall,
+        operation: Operation,
+        client: Client,
+        ends: Callable[[Event], bool],
+    ) -> None:
         self.operation = operation
+        self.ends = ends
+        """Whether an event is the stream's last (``_stream_ends``)."""
         self.params = call.params
         self.context = call.context
         self.max_resumes = client.max_resumes
@@ -366,9 +394,7 @@ class _Resume:
         if item.id is not None:
             self.last_event_id = item.id
         self.task_id = self.task_id or _task_id(item.event)
-        self.ended = ends_interaction(item.event) or (
-            isinstance(item.event, TaskStatusUpdateEvent) and item.event.final
-        )
+        self.ended = self.ends(item.event)
         self.failures = 0
         self.broken = 0
         self.broken_at = None
