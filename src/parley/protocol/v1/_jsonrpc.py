@@ -15,6 +15,7 @@ from parley.protocol._dialect import Dialect, DialectMethod
 from parley.protocol._errors import A2AError, ConversionError, InvalidParamsError, shorten
 from parley.protocol._versions import V1_0
 from parley.protocol.v1._errors import jsonrpc_error
+from parley.protocol.v1._requests import tenant_of
 from parley.protocol.v1._operations import (
     V1_OPERATIONS,
     V1Operation,
@@ -54,5 +55,6 @@ DIALECT = Dialect(
     methods={operation.jsonrpc_method: _method(operation) for operation in V1_OPERATIONS},
     encode_error=_encode_error,
     versions=(V1_0,),
+    tenant_of=tenant_of,
 )
 """A2A v1.0 on the JSON-RPC binding."""
