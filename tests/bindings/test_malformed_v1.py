@@ -96,8 +96,8 @@ async def test_tenant_that_is_not_a_string_is_refused(served: Served, tenant: An
     invalid params naming the field on both HTTP bindings, never a 500 and never read as
     the default tenant."""
     body = {"tenant": tenant, "message": MESSAGE}
-    request = {"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": {"tenant": tenant}}
-    request["params"]["id"] = "t-1"
+    params = {"tenant": tenant, "id": "t-1"}
+    request = {"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": params}
     async with httpx.AsyncClient() as http:
         rest = await http.post(f"{served.base}/message:send", json=body, headers=V1)
         rpc = await http.post(f"{served.base}/", json=request, headers=V1)

@@ -15,13 +15,13 @@ from parley.protocol._dialect import Dialect, DialectMethod
 from parley.protocol._errors import A2AError, ConversionError, InvalidParamsError, shorten
 from parley.protocol._versions import V1_0
 from parley.protocol.v1._errors import jsonrpc_error
-from parley.protocol.v1._requests import tenant_of
 from parley.protocol.v1._operations import (
     V1_OPERATIONS,
     V1Operation,
     decode_request,
     encode_json,
 )
+from parley.protocol.v1._requests import tenant_of
 
 
 def _method(operation: V1Operation) -> DialectMethod:
