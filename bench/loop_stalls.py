@@ -198,7 +198,7 @@ def _is_retention(write: Any) -> bool:
 
 def _time_sweeps(recorder: _Recorder) -> None:
     """Each retention batch (``expire``) timed; the sweep's end splits the recording."""
-    from parley.server import _retention
+    from parley.server.tasks import _retention
     from parley.stores.sql import _expire, _store
 
     expire, sweep = _store.SQLStore.expire, _retention.RetentionJob.sweep

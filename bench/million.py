@@ -42,7 +42,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bench.load import pooled_p99_ms, wrk
 from bench.targets import TARGETS, fresh_database, serving, wal_state
-from parley.server._ids import new_ordered_id
+from parley.server.agent._ids import new_ordered_id
 
 BATCH = 20_000
 ACTIVITY_COLUMNS = ("touched", "created", "updated", "updated_at", "created_at")

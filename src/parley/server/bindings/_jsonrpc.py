@@ -55,8 +55,7 @@ from parley.protocol._dialect import encode_result
 from parley.protocol._dialects import CLAIM_HINTS, DIALECTS_BY_NAME
 from parley.protocol._errors import shorten
 from parley.protocol._versions import V1_0
-from parley.server._context import CallContext
-from parley.server._handler import RequestHandler
+from parley.server.agent._context import CallContext
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
@@ -75,6 +74,7 @@ from parley.server.bindings._http import (
     version_asked,
     whole_body,
 )
+from parley.server.tasks._handler import RequestHandler
 from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
 
 
