@@ -11,6 +11,10 @@ Agents are written against ``AgentExecutor`` + ``TaskUpdater``, or as one functi
 
 from typing import Any
 
+from parley._extras import require
+
+require("server", "parley.server")
+
 from parley.server._app import A2AApp, create_app
 from parley.server._card import CardError, TrustedProxies
 from parley.server._gc import tune_gc
