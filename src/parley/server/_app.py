@@ -53,9 +53,9 @@ class A2AApp:
     """An A2A agent as an ASGI app (``create_app`` is another name for this class).
 
     Serves the card at ``/.well-known/agent-card.json`` (and at the older
-    ``/.well-known/agent.json``, with seed 002's ``authentication`` member added), the
+    ``/.well-known/agent.json``, with 2025-early's ``authentication`` member added), the
     JSON-RPC binding at the path of the card's ``url`` (``/`` when the url is left empty
-    for parley to fill; it speaks v0.3 and the seed-002 dialect), the public keys of
+    for parley to fill; it speaks v0.3 and the 2025-early dialect), the public keys of
     ``signing_keys`` at ``/.well-known/jwks.json`` (a fresh key when none is given: see
     ``SigningKeys``), and ``/health``. When the card declares
     ``capabilities.pushNotifications`` the app serves push (``push``: ``PushSettings``,
@@ -273,8 +273,8 @@ class A2AApp:
         )
 
     async def _old_card(self, request: Request) -> Response:
-        # The path seed-002 clients read, and older v0.3 clients too: the v0.3 card with
-        # seed 002's `authentication` member added, which each kind of client ignores
+        # The path 2025-early clients read, and older v0.3 clients too: the v0.3 card with
+        # 2025-early's `authentication` member added, which each kind of client ignores
         # when it does not know it (docs/dialect-2025-early.md). A signed card is left
         # as signed.
         rendered = self.card.render(request.scope)

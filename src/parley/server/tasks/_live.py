@@ -147,7 +147,7 @@ class LiveTask(Gate):
     """A task this process is working on, or someone here follows.
 
     It is its own publishing ``Gate`` (``publishing``): one object a task rather than
-    two, ~1,100 instructions less a new task. Made by hand rather than as a dataclass
+    two, one object less made for each new task. Made by hand rather than as a dataclass
     of 17 fields: what ``TaskRuns.create`` sets comes in by position (see
     ``CallContext.from_headers``), and nothing is set twice."""
 
