@@ -10,13 +10,13 @@ from __future__ import annotations
 def main() -> None:
     """Entry point of the ``parley`` command."""
     try:
-        from parley.cli._app import app
+        from parley.cli._app import command
     except ImportError as error:  # pragma: no cover - depends on the installed extras
         raise SystemExit(
             f"The parley command needs the cli extra ({error.name} is missing): "
             "pip install 'parley[cli]'"
         ) from None
-    app()
+    command()(prog_name="parley")
 
 
 __all__ = ["main"]
