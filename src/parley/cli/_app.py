@@ -35,7 +35,7 @@ app.add_typer(db_app)
 
 def _show_version(value: bool) -> None:
     if value:
-        typer.echo(f"parley {version('parley')}")
+        typer.echo(f"parley {version('parley-a2a')}")
         raise typer.Exit
 
 
