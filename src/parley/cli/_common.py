@@ -273,8 +273,8 @@ def speaking(client: Client) -> str:
 _HOW_TO_SERVE = {
     "grpc": "To serve gRPC too: parley serve --grpc-port 50051, or "
     "create_app(..., grpc=GRPCOptions(port=50051)); or leave out --transport",
-    "rest": "HTTP+JSON is served when the server has parley[grpc] (protobuf) installed, "
-    "or with create_app(..., rest=True); or leave out --transport",
+    "rest": "HTTP+JSON is served unless the app is built with create_app(..., rest=False); "
+    "or leave out --transport",
     "jsonrpc": "Leave out --transport to use what the agent offers",
 }
 

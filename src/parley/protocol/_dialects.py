@@ -16,7 +16,6 @@ Adding a dialect is adding it to ``DIALECTS``.
 
 from __future__ import annotations
 
-from importlib.util import find_spec
 from typing import Any
 
 from parley.protocol._dialect import V0_3, Dialect
@@ -25,10 +24,8 @@ from parley.protocol.early import EARLY
 
 
 def _v1() -> tuple[Dialect, ...]:
-    """v1.0's JSON-RPC methods, served when protobuf is installed (``parley[grpc]``): its
-    ProtoJSON is read through the ``lf.a2a.v1`` messages."""
-    if find_spec("google.protobuf") is None:  # pragma: no cover - the tests have it
-        return ()
+    """v1.0's JSON-RPC methods: its ProtoJSON is read through the ``lf.a2a.v1``
+    messages."""
     from parley.protocol.v1 import DIALECT
 
     return (DIALECT,)

@@ -11,6 +11,10 @@ Agents are written against ``AgentExecutor`` + ``TaskUpdater``, or as one functi
 
 from typing import Any
 
+from parley._extras import require
+
+require("server", "parley.server")
+
 from parley.server._agent import (
     AgentExecutor,
     CancelRefusingAgent,

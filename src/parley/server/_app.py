@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from importlib.util import find_spec
 from typing import Any
 
 from starlette.applications import Starlette
@@ -64,10 +63,10 @@ class A2AApp:
     checked here, so a card that promises what the server does not do fails at startup
     with ``CardError`` naming the field.
 
-    HTTP+JSON (REST, ``/v1/...`` under ``rest_path``) is served when ``rest`` is true, or
-    by default when protobuf (``parley[grpc]``) is installed. With ``grpc`` options the
-    app's lifespan runs the gRPC server beside it, on the same event loop. A card that
-    leaves ``additionalInterfaces`` empty is given one entry per binding served.
+    HTTP+JSON (REST, ``/v1/...`` under ``rest_path``) is served unless ``rest`` is false.
+    With ``grpc`` options the app's lifespan runs the gRPC server beside it, on the same
+    event loop. A card that leaves ``additionalInterfaces`` empty is given one entry per
+    binding served.
 
     ``handler``: serve your own ``RequestHandler`` (a subclass, or one built with
     options of its own) instead of one built from ``agent``; the agent, card, task
@@ -162,7 +161,7 @@ class A2AApp:
         self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
         targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
         self.rest: Any = None
-        if rest or (rest is None and find_spec("google.protobuf") is not None):
+        if rest is not False:
             from parley.server.bindings._rest import RESTBinding
 
             if rest_path is None:

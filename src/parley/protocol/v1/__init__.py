@@ -2,7 +2,7 @@
 core objects, its operation table and its errors (``google.rpc.Status``).
 
 Part of the protocol layer, below the bindings and client transports of both versions,
-which share these converters. Needs ``parley[grpc]`` (protobuf, googleapis-common-protos).
+which share these converters (through protobuf and googleapis-common-protos).
 """
 
 from parley.protocol._cards import card_from_v1, card_to_v1, interfaces_of
