@@ -1,8 +1,8 @@
 """A finished task's live objects are freed by reference counting, not left in cycles.
 
 With hundreds of streams in flight, objects only the cyclic collector can free pile up
-into its older generations, whose collections then stall every request (the p99 of
-issue 14's 500-stream benchmark). A run's ``LiveTask`` holds the whole event log, so it
+into its older generations, whose collections then stall every request (the tail
+latency of a server with hundreds of streams). A run's ``LiveTask`` holds the whole event log, so it
 and its log must not be part of a cycle once the run is over. Runs in a fresh
 interpreter: the check disables the collector and watches everything it would free.
 """

@@ -38,8 +38,8 @@ from parley.server import (
     TrustedProxies,
     create_app,
 )
-from parley.server._bus import open_bus
 from parley.server.push import PushSettings
+from parley.server.tasks._bus import open_bus
 from parley.stores import Store
 from parley.types import AgentCard, APIKeySecurityScheme
 

@@ -41,8 +41,6 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from parley.types import JSONRPCError
-
 
 class A2AError(Exception):
     """Base of every error parley raises or receives over the protocol.
@@ -62,10 +60,6 @@ class A2AError(Exception):
         self.message = message or self.default_message
         self.data = data
         super().__init__(self.message)
-
-    def to_jsonrpc(self) -> JSONRPCError:
-        """This error as the JSON-RPC ``error`` member."""
-        return JSONRPCError(code=self.code, message=self.message, data=self.data)
 
     def body(self) -> bytes:
         """The one JSON body of an error on every binding: ``code``, ``message`` and

@@ -20,8 +20,8 @@ from starlette.types import Message, Receive, Scope, Send
 from parley.protocol._errors import InvalidParamsError, JSONParseError
 from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.server._card import request_base
-from parley.server._context import CallContext, Principal, plain_call
-from parley.server._events import LogReader
+from parley.server.agent._context import CallContext, Principal, plain_call
+from parley.server.tasks._events import LogReader
 from parley.stores import StoredEvent
 from parley.types import Event
 

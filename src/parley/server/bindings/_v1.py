@@ -31,8 +31,7 @@ from parley.protocol.v1 import (
     encode_json,
     rest_error_body,
 )
-from parley.server._context import CallContext
-from parley.server._handler import RequestHandler
+from parley.server.agent._context import CallContext
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     BodyTooLarge,
@@ -45,6 +44,7 @@ from parley.server.bindings._http import (
     send_body,
     stream_sse,
 )
+from parley.server.tasks._handler import RequestHandler
 from parley.types import Event
 
 _BOOLEANS = {"true": True, "false": False}
