@@ -375,7 +375,10 @@ def decode_request(operation: V1Operation, request: Any) -> Any:
     request proto message (gRPC). Raises ``ConversionError`` for what does not fit v1.0,
     pydantic's ``ValidationError`` for what does not fit the core."""
     if isinstance(request, ProtoMessage):
-        request = plain(json_format.MessageToDict(request))
+        try:
+            request = plain(json_format.MessageToDict(request))
+        except json_format.Error as error:  # held by protobuf, not expressible in JSON
+            raise ConversionError(str(error)) from None
     elif not isinstance(request, dict):
         raise ConversionError(f"{operation.request.DESCRIPTOR.name} must be a JSON object")
     if operation.core.params is MessageSendParams:
