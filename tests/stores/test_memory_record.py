@@ -34,7 +34,7 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from parley.types._tasks import written_pieces
+from parley._speedups._v03_json import written_pieces
 
 CONTROL = "".join(chr(code) for code in range(32))
 _NOT_ASCII = {"task_id": "tâche", "context_id": "contexte ✓"}
