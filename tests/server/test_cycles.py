@@ -13,12 +13,17 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import httpx
 
 from parley.server import create_app
 from tests.server.agents import ScriptedAgent, card
 from tests.server.rpc import body, user_message
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository: the script imports the test agents from ``tests``, wherever pytest
+was started."""
 
 SCRIPT = """
 import asyncio, gc, json
@@ -64,6 +69,7 @@ def test_a_finished_run_leaves_no_cycle_holding_its_task() -> None:
         text=True,
         check=True,
         timeout=120,
+        cwd=ROOT,
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
 

@@ -15,9 +15,6 @@ from starlette.types import Receive, Scope, Send
 
 from parley.protocol.early import authentication_of
 from parley.server import _gc
-from parley.server._agent import AgentExecutor
-from parley.server._auth import Authenticator, SchemeVerifier
-from parley.server._bus import Bus
 from parley.server._card import (
     FORWARDED,
     CardError,
@@ -28,17 +25,20 @@ from parley.server._card import (
     check_card,
     resolve_target,
 )
-from parley.server._context import CallContext
 from parley.server._grpc_options import GRPCOptions
-from parley.server._handler import RequestHandler
-from parley.server._keys import SigningKeys
-from parley.server._owners import DEFAULT_LEASE_TTL
-from parley.server._retention import DEFAULT_RETENTION, Retention
+from parley.server.agent._agent import AgentExecutor
+from parley.server.agent._context import CallContext
+from parley.server.auth._auth import Authenticator, SchemeVerifier
+from parley.server.auth._keys import SigningKeys
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
 from parley.server.bindings._http_auth import AuthenticationLayer
 from parley.server.bindings._jsonrpc import refusal
 from parley.server.push._configs import PushSettings
+from parley.server.tasks._bus import Bus
+from parley.server.tasks._handler import RequestHandler
+from parley.server.tasks._owners import DEFAULT_LEASE_TTL
+from parley.server.tasks._retention import DEFAULT_RETENTION, Retention
 from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
 

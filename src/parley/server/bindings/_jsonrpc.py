@@ -55,8 +55,7 @@ from parley.protocol._dialect import encode_result
 from parley.protocol._dialects import CLAIM_HINTS, DIALECTS_BY_NAME
 from parley.protocol._errors import shorten
 from parley.protocol._versions import V1_0
-from parley.server._context import CallContext
-from parley.server._handler import RequestHandler
+from parley.server.agent._context import CallContext
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
@@ -75,6 +74,7 @@ from parley.server.bindings._http import (
     version_asked,
     whole_body,
 )
+from parley.server.tasks._handler import RequestHandler
 from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
 
 
@@ -238,10 +238,6 @@ class JSONRPCBinding:
             except A2AError as error:
                 raise _Refused(request_id, error) from None
             entry = dialect.methods.get(method)
-            if dialect.name == V1_0:
-                call.protocol_version = V1_0
-                tenant = params.get("tenant") if isinstance(params, dict) else None
-                call.tenant = tenant if isinstance(tenant, str) and tenant else None
             if entry is None:
                 missing = MethodNotFoundError(f"Method not found: {shorten(method)}")
                 raise _Refused(request_id, missing)
@@ -249,6 +245,10 @@ class JSONRPCBinding:
             await _fail(send, None, failure(refused.request_id, refused.error, dialect))
             return
         try:
+            if dialect.name == V1_0:
+                call.protocol_version = V1_0
+            if dialect.tenant_of is not None:
+                call.tenant = dialect.tenant_of(params)
             decoded = entry.decode(params)
             checked = None if entry.check is None else await entry.check(params, self._lookup)
             result = await self._call(entry.operation, decoded, call)

@@ -10,10 +10,10 @@ from parley.protocol import apply
 from parley.protocol._versions import V1_0
 from parley.protocol.early import PUSH_CONFIG_ID, task_to_early
 from parley.protocol.v1 import event_to_v1
-from parley.server._keys import SigningKeys
-from parley.server._live import LiveTask
+from parley.server.auth._keys import SigningKeys
 from parley.server.push._configs import PushConfigs, PushSettings
 from parley.server.push._worker import PushOutbox, PushWorker
+from parley.server.tasks._live import LiveTask
 from parley.stores import OutboxEntry, StoredEvent
 from parley.types import Task
 

@@ -45,14 +45,14 @@ from parley.protocol import (
     ends_interaction,
     is_terminal,
 )
-from parley.server._agent import AgentExecutor
-from parley.server._bus import Announcer, Bus
-from parley.server._context import RequestContext
-from parley.server._events import EventLog
-from parley.server._execute import MOVED, STORE_FAILED, final_status, run_turn
-from parley.server._ids import now, timestamp
-from parley.server._live import LiveTask, Turn, busy, check_fits, may_use
-from parley.server._owners import Ownership
+from parley.server.agent._agent import AgentExecutor
+from parley.server.agent._context import RequestContext
+from parley.server.agent._ids import now, timestamp
+from parley.server.tasks._bus import Announcer, Bus
+from parley.server.tasks._events import EventLog
+from parley.server.tasks._execute import MOVED, STORE_FAILED, final_status, run_turn
+from parley.server.tasks._live import LiveTask, Turn, busy, check_fits, may_use
+from parley.server.tasks._owners import Ownership
 from parley.stores import Lease, LeaseLostError, OutboxEntry, Store, StoredEvent
 from parley.types import (
     Event,

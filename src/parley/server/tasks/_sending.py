@@ -14,14 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parley.protocol import InvalidParamsError, TaskNotFoundError, is_terminal
-from parley.server._bus import push_note
-from parley.server._context import CallContext, RequestContext
-from parley.server._idempotency import Repeat, SentMessages
-from parley.server._ids import new_ordered_id
-from parley.server._limits import Limits, check_history_length
-from parley.server._live import LiveTask, may_use, scope_of
-from parley.server._runs import TaskRuns
+from parley.server.agent._context import CallContext, RequestContext
+from parley.server.agent._ids import new_ordered_id
 from parley.server.push._service import PushService
+from parley.server.tasks._bus import push_note
+from parley.server.tasks._idempotency import Repeat, SentMessages
+from parley.server.tasks._limits import Limits, check_history_length
+from parley.server.tasks._live import LiveTask, may_use, scope_of
+from parley.server.tasks._runs import TaskRuns
 from parley.types import Message, MessageSendParams, NamedTaskSendParams, Task
 from parley.types._base import made
 

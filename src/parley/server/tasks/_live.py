@@ -20,9 +20,9 @@ from parley.protocol import (
     can_move,
 )
 from parley.protocol._states import _WITH_STATUS
-from parley.server._context import CallContext, Principal
-from parley.server._events import EventLog
-from parley.server._owners import Ownership
+from parley.server.agent._context import CallContext, Principal
+from parley.server.tasks._events import EventLog
+from parley.server.tasks._owners import Ownership
 from parley.stores import Lease
 from parley.types import (
     Event,
