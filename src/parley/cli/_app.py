@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from typing import Annotated
 
 import typer
 
+import parley
 from parley.cli._chat import chat
 from parley.cli._db import db_app
 from parley.cli._listen import listen
@@ -33,7 +33,7 @@ app.add_typer(db_app)
 
 def _show_version(value: bool) -> None:
     if value:
-        typer.echo(f"parley {version('parley')}")
+        typer.echo(f"parley {parley.__version__}")
         raise typer.Exit
 
 
