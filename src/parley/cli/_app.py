@@ -9,6 +9,7 @@ import typer
 
 from parley.cli._chat import chat
 from parley.cli._db import db_app
+from parley.cli._inspect import inspect
 from parley.cli._listen import listen
 from parley.cli._serve import serve
 from parley.cli._talk import cancel, card, get, resubscribe, send
@@ -28,6 +29,7 @@ app.command()(cancel)
 app.command()(resubscribe)
 app.command()(chat)
 app.command()(listen)
+app.command()(inspect)
 app.add_typer(db_app)
 
 
