@@ -13,11 +13,11 @@ def main() -> None:
     """Entry point of the ``parley`` command."""
     try:
         require("cli", "The parley command")
-        from parley.cli._app import app
+        from parley.cli._app import command
     except ImportError as error:
         message = str(error) if isinstance(error, MissingExtraError) else _hint(error)
         raise SystemExit(message) from None
-    app()
+    command()(prog_name="parley")
 
 
 def _hint(error: ImportError) -> str:

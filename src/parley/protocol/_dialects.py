@@ -3,10 +3,10 @@
 1. An ``A2A-Version`` (header or request parameter) picks the dialect that declares that
    ``Major.Minor``; a version no dialect declares is refused with
    ``VersionNotSupportedError``. Absent, the request is told apart by its method:
-2. a method name only one dialect has belongs to it (``tasks/send`` is seed 002's,
+2. a method name only one dialect has belongs to it (``tasks/send`` is 2025-early's,
    ``message/send`` v0.3's);
 3. a name several dialects share (``tasks/get``, ``tasks/cancel``) belongs to the first
-   other dialect whose ``claims`` accepts the params (seed 002 claims those that carry
+   other dialect whose ``claims`` accepts the params (2025-early claims those that carry
    ``sessionId``), and otherwise to the default, v0.3 (a request with no version is a
    v0.3 request, v1.0.1 3.6.2);
 4. an unknown name is answered by the default dialect ("Method not found").
