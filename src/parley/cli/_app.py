@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from parley.cli._chat import chat
+from parley.cli._check import check
 from parley.cli._db import db_app
 from parley.cli._listen import listen
 from parley.cli._serve import serve
@@ -28,6 +29,7 @@ app.command()(cancel)
 app.command()(resubscribe)
 app.command()(chat)
 app.command()(listen)
+app.command()(check)
 app.add_typer(db_app)
 
 
