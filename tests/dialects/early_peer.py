@@ -1,7 +1,8 @@
 """An agent of the earlier generation, written with nothing but Starlette, answering as
-seed 002 describes (an outside view of the dialect: no parley code on this side).
+the 2025-early specification describes (an outside view of the dialect: no parley code on
+this side).
 
-It knows only seed 002's methods (no ``tasks/resubscribe``, no v0.3). ``ask`` asks for a
+It knows only 2025-early's methods (no ``tasks/resubscribe``, no v0.3). ``ask`` asks for a
 city and the next message completes the task; ``slow`` stays ``working`` until
 canceled; ``stream me`` streams two chunks of one artifact; anything else is echoed.
 Every request body it receives is kept in ``seen``.
@@ -25,7 +26,7 @@ def text(role: str, value: str) -> dict[str, Any]:
     return {"role": role, "parts": [{"type": "text", "text": value}]}
 
 
-class SeedServer:
+class EarlyPeer:
     def __init__(self) -> None:
         self.tasks: dict[str, dict[str, Any]] = {}
         self.seen: list[dict[str, Any]] = []

@@ -81,7 +81,7 @@ class CallContext:
         last_event_id = headers.get("last-event-id")
         # By position (headers, user, principal, requested_extensions, last_event_id,
         # state, base_url): a class called with keywords gets them packed into a dict
-        # first (CPython 3.11 calls a Python ``__init__`` so), ~2,000 instructions a call.
+        # first (CPython 3.11 calls a Python ``__init__`` so), once for every request.
         return cls(
             headers,
             principal.name if principal is not None else user,
@@ -101,8 +101,8 @@ _new = object.__new__
 def plain_call(headers: Mapping[str, str], base_url: str | None) -> CallContext:
     """``CallContext.from_headers(headers, base_url=base_url)`` of a call with no user and
     no ``X-A2A-Extensions`` or ``Last-Event-ID`` header, as nearly every call is: its
-    slots set here rather than through the dataclass's ``__init__`` (called as a class,
-    ~1,100 instructions more). Sets every field: a field added above is added here."""
+    slots set here rather than through the dataclass's ``__init__`` (a class call and its
+    keyword handling). Sets every field: a field added above is added here."""
     call = _new(CallContext)
     call.headers = headers
     call.user = None

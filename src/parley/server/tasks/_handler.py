@@ -24,22 +24,22 @@ from parley.protocol import (
     ends_interaction,
     is_interrupted,
 )
-from parley.server._agent import AgentExecutor, check_agent
-from parley.server._bus import Bus
-from parley.server._cancel import Cancels
-from parley.server._context import CallContext
-from parley.server._idempotency import Repeat, SentMessages
-from parley.server._keys import SigningKeys
-from parley.server._limits import DEFAULT_LIMITS, Limits, check_history_length
-from parley.server._listing import list_tasks
-from parley.server._live import LiveTask, may_use, scope_of
-from parley.server._owners import DEFAULT_LEASE_TTL, Ownership
-from parley.server._recovery import recover
-from parley.server._retention import DEFAULT_RETENTION, Retention, RetentionJob
-from parley.server._runs import TaskRuns
-from parley.server._sending import Sends, push_configs_changed
+from parley.server.agent._agent import AgentExecutor, check_agent
+from parley.server.agent._context import CallContext
+from parley.server.auth._keys import SigningKeys
 from parley.server.push._configs import PushSettings
 from parley.server.push._service import PushService
+from parley.server.tasks._bus import Bus
+from parley.server.tasks._cancel import Cancels
+from parley.server.tasks._idempotency import Repeat, SentMessages
+from parley.server.tasks._limits import DEFAULT_LIMITS, Limits, check_history_length
+from parley.server.tasks._listing import list_tasks
+from parley.server.tasks._live import LiveTask, may_use, scope_of
+from parley.server.tasks._owners import DEFAULT_LEASE_TTL, Ownership
+from parley.server.tasks._recovery import recover
+from parley.server.tasks._retention import DEFAULT_RETENTION, Retention, RetentionJob
+from parley.server.tasks._runs import TaskRuns
+from parley.server.tasks._sending import Sends, push_configs_changed
 from parley.stores import MemoryStore, Store
 from parley.types import (
     AgentCard,

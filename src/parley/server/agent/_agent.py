@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from parley.protocol import TaskNotCancelableError
-from parley.server._context import RequestContext
-from parley.server._ids import new_id, now
+from parley.server.agent._context import RequestContext
+from parley.server.agent._ids import new_id, now
 from parley.types import (
     Event,
     Message,

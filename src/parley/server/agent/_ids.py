@@ -7,8 +7,8 @@ its own cost three times as much); a forked child starts a pool of its own, so t
 processes never hand out the same ids. ``new_ordered_id`` gives version 7 UUIDs (RFC
 9562: the time in milliseconds, then 74 random bits), for the task and context ids the
 server makes: ids made one after the other sort together, so a SQL store files each new
-task at the end of its indexes instead of at a random place (with a million tasks
-stored, random ids cost a send about 12 page reads more and twice the bytes written).
+task at the end of its indexes instead of at a random place (with random ids, a send to a
+large store reads and writes index pages all over the file).
 ``now`` formats the date and time once per second and only the microseconds per call
 (three digits at a time, from a table), and leaves the epoch seconds of the text it made
 in ``made_times``, where a store filing the status finds them without parsing it.
@@ -89,8 +89,7 @@ def new_ordered_id() -> str:
     milliseconds, then random bits from the same pool as ``new_id``.
 
     ``_Pool.take`` written out (a call less), and the id's tail sliced from the pool at
-    once; a new millisecond's text joined from a table (formatting it cost ~1,000 machine
-    instructions more)."""
+    once; a new millisecond's text joined from a table rather than formatted."""
     pool = _pool
     at = pool.at
     if at == _POOL_TEXT:

@@ -54,11 +54,6 @@ class EventLog:
         return self._start + len(self._events)
 
     @property
-    def first_sequence(self) -> int:
-        """The sequence number of the oldest event still held."""
-        return self._start + 1
-
-    @property
     def closed(self) -> bool:
         return self._closed
 
@@ -93,10 +88,6 @@ class EventLog:
         have read everything."""
         self._error = error
         self.close()
-
-    def holds(self, after: int) -> bool:
-        """Whether a reader can start right after sequence ``after`` with no gap."""
-        return self._start <= after <= self.last_sequence
 
     def read(self, after: int = 0, until: Callable[[Event], bool] | None = None) -> LogReader:
         """A reader of every event after ``after``, live, in order (see ``LogReader``).

@@ -24,12 +24,12 @@ from parley.protocol import (
     is_cancelable,
     is_terminal,
 )
-from parley.server._agent import AgentExecutor
-from parley.server._bus import cancel_note
-from parley.server._context import CallContext, RequestContext
-from parley.server._execute import CANCELED, RunSink
-from parley.server._live import LiveTask, scope_of
-from parley.server._runs import TaskRuns
+from parley.server.agent._agent import AgentExecutor
+from parley.server.agent._context import CallContext, RequestContext
+from parley.server.tasks._bus import cancel_note
+from parley.server.tasks._execute import CANCELED, RunSink
+from parley.server.tasks._live import LiveTask, scope_of
+from parley.server.tasks._runs import TaskRuns
 from parley.types import Event, Task, TaskState, TaskStatusUpdateEvent
 
 logger = logging.getLogger("parley.server")

@@ -45,14 +45,14 @@ from parley.protocol import (
     ends_interaction,
     is_terminal,
 )
-from parley.server._agent import AgentExecutor
-from parley.server._bus import Announcer, Bus
-from parley.server._context import RequestContext
-from parley.server._events import EventLog
-from parley.server._execute import MOVED, STORE_FAILED, final_status, run_turn
-from parley.server._ids import now, timestamp
-from parley.server._live import LiveTask, Turn, busy, check_fits, may_use
-from parley.server._owners import Ownership
+from parley.server.agent._agent import AgentExecutor
+from parley.server.agent._context import RequestContext
+from parley.server.agent._ids import now, timestamp
+from parley.server.tasks._bus import Announcer, Bus
+from parley.server.tasks._events import EventLog
+from parley.server.tasks._execute import MOVED, STORE_FAILED, final_status, run_turn
+from parley.server.tasks._live import LiveTask, Turn, busy, check_fits, may_use
+from parley.server.tasks._owners import Ownership
 from parley.stores import Lease, LeaseLostError, OutboxEntry, Store, StoredEvent
 from parley.types import (
     Event,
@@ -332,7 +332,8 @@ class TaskRuns:
             # the Task it usually is: a model's isinstance that fails is slow
             if live.task is None and not isinstance(first, Task):
                 check_fits(live, first, None)
-                self._end_turn(live, True)
+                if live.turn is not None:
+                    live.turn.end()
                 sequence = live.log.append(first)  # a direct reply: no task, nothing to store
                 stored = 1
             else:
@@ -446,10 +447,6 @@ class TaskRuns:
             return self.owners.promise(lease.task_id)
         return lease
 
-    def _end_turn(self, live: LiveTask, ends: bool) -> None:
-        if ends and live.turn is not None:
-            live.turn.end()
-
     def _break(self, live: LiveTask, reason: str) -> Turn | None:
         """Stop serving ``live`` from here: fail its readers, free its slot."""
         live.broken = True
@@ -532,8 +529,7 @@ class TaskRuns:
             """Run the agent for ``context`` in the background, in ``turn``; the run holds
             the task (the caller's hold passes to it). Python 3.11 cannot start a task
             eagerly (the ``start`` of 3.12+, above): the run is scheduled. Which one is
-            chosen when the class is made: a helper called each run to choose cost 3.11
-            ~800 instructions a send."""
+            chosen when the class is made, not on every run."""
             loop = self._running_loop()
             live.log.loop = loop  # the futures of the run's readers (``EventLog.first``)
             run = loop.create_task(

@@ -21,10 +21,10 @@ import jwt
 
 from parley._jwks import KeySet, KeysUnavailable, UnknownKey
 from parley.protocol import InternalError, UnauthenticatedError
-from parley.server._auth import Check, Credentials
 from parley.server._card import CardError
-from parley.server._context import Principal
-from parley.server._verifiers import check_bearer_scheme
+from parley.server.agent._context import Principal
+from parley.server.auth._auth import Check, Credentials
+from parley.server.auth._verifiers import check_bearer_scheme
 from parley.types import OAuth2SecurityScheme, OpenIdConnectSecurityScheme, SecurityScheme
 
 logger = logging.getLogger("parley.server.auth")

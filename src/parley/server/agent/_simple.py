@@ -33,9 +33,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Seque
 from dataclasses import dataclass
 from typing import Any, TypeAlias, TypeVar
 
-from parley.server._agent import EventSink, TaskUpdater
-from parley.server._context import RequestContext
-from parley.server._ids import now
+from parley.server.agent._agent import EventSink, TaskUpdater
+from parley.server.agent._context import RequestContext
+from parley.server.agent._ids import now
 from parley.types import (
     Artifact,
     DataPart,

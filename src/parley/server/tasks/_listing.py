@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from parley.protocol import InvalidParamsError
-from parley.server._limits import check_history_length
-from parley.server._live import LiveTask
+from parley.server.tasks._limits import check_history_length
+from parley.server.tasks._live import LiveTask
 from parley.stores import TaskStore
 from parley.stores._protocols import TaskQuery
 from parley.types import ListTasksParams, ListTasksResult, Task

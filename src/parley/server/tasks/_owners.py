@@ -25,7 +25,7 @@ import socket
 import time
 from collections.abc import Awaitable, Callable
 
-from parley.server._ids import new_id
+from parley.server.agent._ids import new_id
 from parley.stores import Lease, LeaseStore
 
 logger = logging.getLogger("parley.server")

@@ -15,8 +15,8 @@ from contextlib import aclosing
 from dataclasses import dataclass
 
 from parley.protocol import InvalidParamsError, ends_interaction
-from parley.server._live import LiveTask
-from parley.server._runs import TaskRuns
+from parley.server.tasks._live import LiveTask
+from parley.server.tasks._runs import TaskRuns
 from parley.stores import SentMessage
 from parley.types import Event, Message, Task
 

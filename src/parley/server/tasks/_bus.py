@@ -33,6 +33,8 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from parley._extras import require
+
 logger = logging.getLogger("parley.server")
 
 CHANNEL = "parley_events"
@@ -122,13 +124,10 @@ class RedisBus:
     receivers' own reconnection catches them up)."""
 
     def __init__(self, url: str, channel: str = CHANNEL) -> None:
-        try:
-            import redis.asyncio
-            import redis.exceptions
-        except ImportError as error:  # pragma: no cover - depends on the environment
-            raise ImportError(
-                "--bus redis:// needs the redis extra: pip install 'parley[redis]'"
-            ) from error
+        require("redis", "RedisBus (--bus redis://)")
+        import redis.asyncio
+        import redis.exceptions
+
         self._redis: Any = redis.asyncio.Redis.from_url(url, socket_connect_timeout=_RETRY * 5)
         self._failures: tuple[type[Exception], ...] = (redis.exceptions.RedisError, OSError)
         self._channel = channel

@@ -18,10 +18,10 @@ from collections.abc import Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from parley.protocol import InternalError, add_to_history, copy_task
-from parley.server._agent import ResumableAgent
-from parley.server._context import RequestContext
-from parley.server._ids import now
-from parley.server._live import LiveTask, Turn
+from parley.server.agent._agent import ResumableAgent
+from parley.server.agent._context import RequestContext
+from parley.server.agent._ids import now
+from parley.server.tasks._live import LiveTask, Turn
 from parley.types import (
     Event,
     Message,
@@ -33,7 +33,7 @@ from parley.types import (
 )
 
 if TYPE_CHECKING:
-    from parley.server._runs import TaskRuns
+    from parley.server.tasks._runs import TaskRuns
 
 logger = logging.getLogger("parley.server")
 

@@ -16,9 +16,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from parley.protocol import UnauthenticatedError
-from parley.server._auth import Check, Credentials, MissingCredentials
 from parley.server._card import CardError
-from parley.server._context import Principal
+from parley.server.agent._context import Principal
+from parley.server.auth._auth import Check, Credentials, MissingCredentials
 from parley.types import (
     APIKeySecurityScheme,
     HTTPAuthSecurityScheme,

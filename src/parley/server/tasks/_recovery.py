@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 
 from parley.protocol import ACTIVE_STATES, InvalidParamsError
-from parley.server._agent import ResumableAgent
-from parley.server._context import RequestContext
-from parley.server._live import LiveTask
-from parley.server._runs import TaskRuns
+from parley.server.agent._agent import ResumableAgent
+from parley.server.agent._context import RequestContext
+from parley.server.tasks._live import LiveTask
+from parley.server.tasks._runs import TaskRuns
 from parley.types import TaskState
 
 logger = logging.getLogger("parley.server")

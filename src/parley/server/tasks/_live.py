@@ -20,9 +20,9 @@ from parley.protocol import (
     can_move,
 )
 from parley.protocol._states import _WITH_STATUS
-from parley.server._context import CallContext, Principal
-from parley.server._events import EventLog
-from parley.server._owners import Ownership
+from parley.server.agent._context import CallContext, Principal
+from parley.server.tasks._events import EventLog
+from parley.server.tasks._owners import Ownership
 from parley.stores import Lease
 from parley.types import (
     Event,
@@ -147,7 +147,7 @@ class LiveTask(Gate):
     """A task this process is working on, or someone here follows.
 
     It is its own publishing ``Gate`` (``publishing``): one object a task rather than
-    two, ~1,100 instructions less a new task. Made by hand rather than as a dataclass
+    two, one object less made for each new task. Made by hand rather than as a dataclass
     of 17 fields: what ``TaskRuns.create`` sets comes in by position (see
     ``CallContext.from_headers``), and nothing is set twice."""
 

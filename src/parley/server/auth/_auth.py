@@ -22,7 +22,7 @@ from urllib.parse import parse_qsl
 
 from parley.protocol import PermissionDeniedError, UnauthenticatedError
 from parley.server._card import CardError
-from parley.server._context import Principal
+from parley.server.agent._context import Principal
 from parley.types import AgentCard, SecurityScheme
 
 
