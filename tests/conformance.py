@@ -13,8 +13,8 @@
   unknown fields rejected; their errors must carry a ``google.rpc.ErrorInfo`` of the
   domain ``a2a-protocol.org`` (v1.0.1 §9.5, §11.6) that parses the same way.
 
-Requests in another dialect (an ``A2A-Version`` other than 0.3, a seed-002 method, or a
-shared method with seed 002's ``sessionId``; the rule of docs/dialect-2025-early.md,
+Requests in another dialect (an ``A2A-Version`` other than 0.3, a 2025-early method, or a
+shared method with 2025-early's ``sessionId``; the rule of docs/dialect-2025-early.md,
 spelled out here independently of parley's code) are checked only as JSON-RPC
 envelopes that echo the request's ``id``: their shapes are not v0.3's, and their own
 tests check them exactly.

@@ -84,8 +84,8 @@ def running(
 
 PARLEY = str(Path(sys.executable).with_name("parley"))
 START = 90.0
-"""Seconds ``parley serve`` may take to answer: its imports alone took over 30 s on a
-machine loaded by eight test runs at once."""
+"""Seconds ``parley serve`` may take to answer: generous, because its imports alone are
+slow on a machine loaded by several test runs at once."""
 _BANNER = re.compile(rb"serving .* at (http://\S+?)/?\s")
 
 

@@ -53,7 +53,7 @@ async def test_a_task_is_the_same_task_over_every_binding(served: Served, creato
         assert canceled.status.state is TaskState.canceled
         for name in BINDINGS:
             assert (await clients[name].get_task(created.id)).status.state is TaskState.canceled
-            again = await clients[name].cancel_task(created.id)  # idempotent (issue 10)
+            again = await clients[name].cancel_task(created.id)  # idempotent (spec 7.4)
             assert again.status.state is TaskState.canceled
             with pytest.raises(InvalidParamsError):
                 await clients[name].send_message("again", task_id=created.id)

@@ -19,7 +19,7 @@ from parley.types import Message, Role, Task, TaskState, TaskStatus, TextPart
 from tests.bindings.strategies import tasks
 from tests.types.shapes import STAMP, TEXTS, finished, with_nested_metadata
 
-# The core's own times (``server._ids.now``), and others the writer reads itself
+# The core's own times (``server.agent._ids.now``), and others the writer reads itself
 core_stamps = st.datetimes(timezones=st.just(UTC)).map(
     lambda moment: moment.isoformat(timespec="microseconds")
 )

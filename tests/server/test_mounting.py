@@ -26,7 +26,7 @@ from parley.server import (
     agent,
     create_app,
 )
-from parley.server._recovery import RESTARTED
+from parley.server.tasks._recovery import RESTARTED
 from parley.stores import MemoryStore
 from parley.types import Task, TaskState
 from tests.server.agents import card

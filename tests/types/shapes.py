@@ -18,7 +18,7 @@ TEXTS = [
     "",
 ]
 STAMP = "2026-11-24T16:00:00.000000+00:00"
-"""A time in the core's form (``server._ids.now``)."""
+"""A time in the core's form (``server.agent._ids.now``)."""
 
 
 def finished(

@@ -13,6 +13,8 @@ import importlib
 import logging
 import socket
 import sys
+import sysconfig
+import traceback
 from contextlib import nullcontext, suppress
 from ipaddress import ip_network
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 import uvicorn
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from uvicorn.config import LOG_LEVELS
@@ -35,8 +38,8 @@ from parley.server import (
     TrustedProxies,
     create_app,
 )
-from parley.server._bus import open_bus
 from parley.server.push import PushSettings
+from parley.server.tasks._bus import open_bus
 from parley.stores import Store
 from parley.types import AgentCard, APIKeySecurityScheme
 
@@ -44,6 +47,15 @@ console = Console(stderr=True, highlight=False)
 
 API_KEY_SCHEME = "apiKey"
 """The name ``--api-key`` gives its scheme in the card's ``securitySchemes``."""
+
+_LIBRARY_PATHS = (
+    str(Path(__file__).parents[1]),  # parley
+    sysconfig.get_paths()["purelib"],
+    sysconfig.get_paths()["stdlib"],
+    "<frozen",
+)
+"""Where frames that are not the user's code come from (the line named in an import
+error is the last frame outside them)."""
 
 _STORE_MODULES = ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3", "alembic", "parley.stores")
 
@@ -125,8 +137,9 @@ def serve(
         list[str] | None,
         typer.Option(
             "--api-key",
-            help="NAME:SECRET: require an API key in header X-API-Key, declared in the card "
-            "(repeatable; each NAME is a principal, who owns the tasks it creates).",
+            metavar="NAME:SECRET",
+            help="Require an API key in header X-API-Key, declared in the card: SECRET is "
+            "the key of the principal NAME, who owns the tasks it creates (repeatable).",
         ),
     ] = None,
     forwarded_allow_ips: Annotated[
@@ -340,12 +353,34 @@ def _import(target: str) -> tuple[Any, Any]:
     sys.path.insert(0, ".")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as error:
-        _fail(f"cannot import {module_name!r}: {error}")
+    except Exception as error:  # whatever the module raises: one line, where it was raised
+        _fail(f"cannot import {module_name!r}: {_import_error(error)}")
     value: Any = getattr(module, attribute, None)
     if value is None:
         _fail(f"{module_name!r} has no attribute {attribute!r}")
     return value, module
+
+
+def _import_error(error: Exception) -> str:
+    """What went wrong importing the user's module, on one line: a card's missing or
+    invalid fields by name, anything else by its type and message, with the line of the
+    user's code that raised it."""
+    if isinstance(error, ModuleNotFoundError):
+        what = str(error)
+    elif isinstance(error, ValidationError):
+        fields = ", ".join(
+            ".".join(str(step) for step in problem["loc"]) + f" ({problem['msg'].lower()})"
+            for problem in error.errors()
+        )
+        what = f"{error.title}: {fields}"
+    else:
+        message = str(error).strip().splitlines()
+        what = f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if not f.filename.startswith(_LIBRARY_PATHS)]
+    if own:
+        what += f" ({own[-1].filename}, line {own[-1].lineno})"
+    return what
 
 
 def _reason(error: Exception, db: str | None) -> str:

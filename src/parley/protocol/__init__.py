@@ -3,7 +3,7 @@
 Sits on ``parley.types`` and below everything else: the operation table that drives
 every binding, the task state machine, the reducer that folds events into a task (used
 by the server and the client alike), the error tree, and the JSON-RPC dialects (v0.3 and
-the seed-002 dialect in ``parley.protocol.early``) with the rule that tells them apart.
+the 2025-early dialect in ``parley.protocol.early``) with the rule that tells them apart.
 """
 
 from parley.protocol._dialect import V0_3, Dialect, DialectMethod, TaskLookup

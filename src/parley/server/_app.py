@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
@@ -16,9 +15,6 @@ from starlette.types import Receive, Scope, Send
 
 from parley.protocol.early import authentication_of
 from parley.server import _gc
-from parley.server._agent import AgentExecutor
-from parley.server._auth import Authenticator, SchemeVerifier
-from parley.server._bus import Bus
 from parley.server._card import (
     FORWARDED,
     CardError,
@@ -29,17 +25,20 @@ from parley.server._card import (
     check_card,
     resolve_target,
 )
-from parley.server._context import CallContext
 from parley.server._grpc_options import GRPCOptions
-from parley.server._handler import RequestHandler
-from parley.server._keys import SigningKeys
-from parley.server._owners import DEFAULT_LEASE_TTL
-from parley.server._retention import DEFAULT_RETENTION, Retention
+from parley.server.agent._agent import AgentExecutor
+from parley.server.agent._context import CallContext
+from parley.server.auth._auth import Authenticator, SchemeVerifier
+from parley.server.auth._keys import SigningKeys
 from parley.server.bindings import JSONRPCBinding
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
 from parley.server.bindings._http_auth import AuthenticationLayer
 from parley.server.bindings._jsonrpc import refusal
 from parley.server.push._configs import PushSettings
+from parley.server.tasks._bus import Bus
+from parley.server.tasks._handler import RequestHandler
+from parley.server.tasks._owners import DEFAULT_LEASE_TTL
+from parley.server.tasks._retention import DEFAULT_RETENTION, Retention
 from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
 
@@ -58,9 +57,9 @@ class A2AApp:
     """An A2A agent as an ASGI app (``create_app`` is another name for this class).
 
     Serves the card at ``/.well-known/agent-card.json`` (and at the older
-    ``/.well-known/agent.json``, with seed 002's ``authentication`` member added), the
+    ``/.well-known/agent.json``, with 2025-early's ``authentication`` member added), the
     JSON-RPC binding at the path of the card's ``url`` (``/`` when the url is left empty
-    for parley to fill; it speaks v0.3 and the seed-002 dialect), the public keys of
+    for parley to fill; it speaks v0.3 and the 2025-early dialect), the public keys of
     ``signing_keys`` at ``/.well-known/jwks.json`` (a fresh key when none is given: see
     ``SigningKeys``), and ``/health``. When the card declares
     ``capabilities.pushNotifications`` the app serves push (``push``: ``PushSettings``,
@@ -68,10 +67,10 @@ class A2AApp:
     checked here, so a card that promises what the server does not do fails at startup
     with ``CardError`` naming the field.
 
-    HTTP+JSON (REST, ``/v1/...`` under ``rest_path``) is served when ``rest`` is true, or
-    by default when protobuf (``parley[grpc]``) is installed. With ``grpc`` options the
-    app's lifespan runs the gRPC server beside it, on the same event loop. A card that
-    leaves ``additionalInterfaces`` empty is given one entry per binding served.
+    HTTP+JSON (REST, ``/v1/...`` under ``rest_path``) is served unless ``rest`` is false.
+    With ``grpc`` options the app's lifespan runs the gRPC server beside it, on the same
+    event loop. A card that leaves ``additionalInterfaces`` empty is given one entry per
+    binding served.
 
     ``handler``: serve your own ``RequestHandler`` (a subclass, or one built with
     options of its own) instead of one built from ``agent``; the agent, card, task
@@ -178,7 +177,7 @@ class A2AApp:
         self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
         targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
         self.rest: Any = None
-        if rest or (rest is None and find_spec("google.protobuf") is not None):
+        if rest is not False:
             from parley.server.bindings._rest import RESTBinding
 
             if rest_path is None:
@@ -299,8 +298,8 @@ class A2AApp:
         )
 
     async def _old_card(self, request: Request) -> Response:
-        # The path seed-002 clients read, and older v0.3 clients too: the v0.3 card with
-        # seed 002's `authentication` member added, which each kind of client ignores
+        # The path 2025-early clients read, and older v0.3 clients too: the v0.3 card with
+        # 2025-early's `authentication` member added, which each kind of client ignores
         # when it does not know it (docs/dialect-2025-early.md). A signed card is left
         # as signed.
         rendered = self.card.render(request.scope)

@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from parley.protocol import SUPPORTED_VERSIONS
-from parley.server._keys import SigningKeys
+from parley.server.auth._keys import SigningKeys
 from parley.types import AgentCard, AgentInterface, ProtocolInterface, TransportProtocol
 
 

@@ -61,8 +61,8 @@ from parley.types import (
 
 _STATUS_EVENTS = (TaskStatusUpdateEvent, Task)
 _new_place = tuple.__new__
-"""``Place(...)`` without the named tuple's ``__new__``, a Python function (~600 machine
-instructions less a task filed)."""
+"""``Place(...)`` without the named tuple's ``__new__``, a Python function: a call less a
+task filed."""
 
 
 @dataclass(slots=True)
@@ -101,7 +101,7 @@ def _moves(
     context_id = ""
     for stored in events:
         event = stored.event
-        # by exact type first: a model class's isinstance that fails is slow (~90 ns)
+        # by exact type first: a model class's isinstance that fails walks its ABC checks
         if type(event) is Task or (
             type(event) is not TaskArtifactUpdateEvent and isinstance(event, _STATUS_EVENTS)
         ):

@@ -427,5 +427,6 @@ def status_time(status: TaskStatus) -> float:
 
 made_times: dict[str, float] = {}
 """Timestamps parley made lately, and the epoch seconds each parses to (the clock that
-makes one knows its time: ``server._ids``). A memo: a send files the two statuses it
-made, and each parse is ~5,000 instructions. The clock clears it when it grows."""
+makes one knows its time: ``server.agent._ids``). A memo: a send files the two statuses it
+made, and parsing a timestamp costs more than looking it up. The clock clears it when it
+grows."""

@@ -69,10 +69,9 @@ class Task(A2AModel):
         The commonest finished task (``written_pieces``) is written out from its values,
         each time: written for the store (whose record is cut from the pieces) and again
         for the response, it costs less than serialising it once and checking what was
-        kept at the second call (~36,600 machine instructions a send against ~53,400, when
-        the store joined the pieces too). Any other task is serialised, and
-        its JSON kept for as long as the task holds still: a send's final task is
-        written by the store and then sent back.
+        kept at the second call (a check of every value against the kept one). Any other
+        task is serialised, and its JSON kept for as long as the task holds still: a
+        send's final task is written by the store and then sent back.
 
         The bytes are kept with the pieces they were made from (``_shape``) and given
         again only while those are the very same objects, in the same order (never by

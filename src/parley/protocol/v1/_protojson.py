@@ -291,4 +291,4 @@ bytes into ``{"jsonrpc", "id", "method", "params": MessageSendParams}``. Raises 
 ``ValidationError`` for anything else, which the slow path then reads (``_requests``):
 among it params with a field ``MessageSendParams`` does not have, such as the
 ``tenant`` that goes into the call (refused here by pydantic-core as it reads the
-params, rather than looked for in the body first: ~1,500 instructions a request)."""
+params, rather than looked for in the body first, by every request)."""

@@ -34,7 +34,7 @@ _ROLE_PIECES = {role: f',"role":"{_ROLES[role.value]}","parts":[{{"text":' for r
 def written_task(task: Task, head: str = "") -> bytes | None:
     """``task``'s v1.0 JSON (after ``head``: the one-of that carries it, ``{"task":``,
     closed here too) when it is the commonest finished task: no metadata anywhere, a
-    status with no message and a time in the core's own form (``server._ids.now``: UTC,
+    status with no message and a time in the core's own form (``server.agent._ids.now``: UTC,
     microseconds, ``+00:00``), one message in its history (one text part, both ids,
     nothing else) and one artifact (one text part, a name, nothing else), each model of
     its own exact type. ``None`` for any other task. Raises one of ``NOT_WRITTEN`` for a

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from parley.protocol import A2AError, PermissionDeniedError, UnauthenticatedError
-from parley.server._auth import Authenticator, Credentials
+from parley.server.auth._auth import Authenticator, Credentials
 from parley.server.bindings._http import send_body
 
 

@@ -26,8 +26,8 @@ from datetime import UTC, datetime
 
 import httpx
 
-from parley.server._ids import new_id
-from parley.server._keys import SigningKeys
+from parley.server.agent._ids import new_id
+from parley.server.auth._keys import SigningKeys
 from parley.server.push._guard import WebhookRefused
 from parley.types import PushNotificationAuthenticationInfo, PushNotificationConfig
 

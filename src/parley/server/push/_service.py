@@ -10,10 +10,10 @@ from parley.protocol import apply
 from parley.protocol._versions import V1_0
 from parley.protocol.early import PUSH_CONFIG_ID, task_to_early
 from parley.protocol.v1 import event_to_v1
-from parley.server._keys import SigningKeys
-from parley.server._live import LiveTask
+from parley.server.auth._keys import SigningKeys
 from parley.server.push._configs import PushConfigs, PushSettings
 from parley.server.push._worker import PushOutbox, PushWorker
+from parley.server.tasks._live import LiveTask
 from parley.stores import OutboxEntry, StoredEvent
 from parley.types import Task
 
@@ -100,7 +100,7 @@ class PushService:
 
 def _payload(task: Task, config_id: str, version: str, shapes: dict[str, str]) -> str:
     """The task as a config wants it: a config set in v1.0 gets a v1.0 ``StreamResponse``
-    holding the task (v1.0.1 §4.3.3), the seed-002 dialect's config (its fixed id) the
+    holding the task (v1.0.1 §4.3.3), the 2025-early dialect's config (its fixed id) the
     task in that dialect's shape (docs/dialect-2025-early.md), every other the v0.3 Task."""
     shape = "early" if config_id == PUSH_CONFIG_ID else version
     made = shapes.get(shape)

@@ -30,8 +30,8 @@ from typing import Protocol
 
 import httpx
 
-from parley.server._ids import new_id
-from parley.server._keys import SigningKeys
+from parley.server.agent._ids import new_id
+from parley.server.auth._keys import SigningKeys
 from parley.server.push._delivery import Outcome, post
 from parley.server.push._guard import GuardedTransport, WebhookGuard
 from parley.stores import OutboxEntry, OutboxStore, PushConfigStore

@@ -73,8 +73,8 @@ CONNECTIONS = 4
 
 ALONGSIDE = 64
 """Writes queued before a batch starts while another is being committed; fewer wait
-for that commit and go in the next batch. 16 made more, smaller batches: at 50 streams
-on a fast machine a tenth fewer streams a second (bench/README, ``pgbatch``)."""
+for that commit and go in the next batch. Fewer would make more, smaller batches, each
+with its own round trip and commit."""
 
 LINGER = 1.0
 """Seconds a drain keeps its connection, once the queue is empty, for the next write."""
