@@ -10,6 +10,7 @@ from typer.core import TyperOption
 
 import parley
 from parley.cli._chat import chat
+from parley.cli._check import check
 from parley.cli._db import db_app
 from parley.cli._inspect import inspect
 from parley.cli._listen import listen
@@ -31,6 +32,7 @@ app.command()(cancel)
 app.command()(resubscribe)
 app.command()(chat)
 app.command()(listen)
+app.command()(check)
 app.command()(inspect)
 app.add_typer(db_app)
 
