@@ -42,11 +42,17 @@ def test_opens_connected_to_the_agent_its_address_names(
     for binding in ("JSONRPC", "GRPC", "HTTP+JSON"):
         expect(interfaces).to_contain_text(binding)
     expect(page.locator("#skills")).to_contain_text("Flight booking")
-    expect(page.locator("#checks-count")).to_have_text("✓")
     page.click("button[data-view=raw-view]")
     expect(page.locator("#raw-view")).to_contain_text('"signatures"')
     page.click("button[data-view=card-view]")
     screenshot(page, "inspect-card")
+    # the card checks of parley check, run on the agent
+    page.click("button[data-view=checks-view]")
+    signatures = page.locator("#check-results tr").filter(has_text="card.signatures")
+    expect(signatures).to_contain_text("pass", timeout=60_000)
+    failed = page.locator("#check-results tr.fail").count()
+    expect(page.locator("#checks-count")).to_have_text(f"({failed} failed)" if failed else "✓")
+    screenshot(page, "inspect-checks")
 
 
 def test_a_multi_turn_booking_stays_in_one_task(
