@@ -63,6 +63,10 @@ class Dialect:
     hint: bytes = b""
     """Bytes found in every request body ``claims`` accepts, so that the binding can
     pass a request that lacks them without parsing it twice."""
+    tenant_of: Callable[[Any], str | None] | None = None
+    """The tenant a request's ``params`` (parsed JSON) name, which scopes the call;
+    raises ``InvalidParamsError`` for one that is not a string. ``None``: the dialect
+    has no tenants."""
 
 
 def encode_result(result: Any, params: Any = None) -> bytes:
