@@ -140,3 +140,17 @@ def test_the_agents_errors_are_shown_as_it_gave_them(
     say(page, "tell me a joke")
     expect(page.locator("#task-state")).to_have_text("completed")
     expect(page.locator(".artifact")).to_contain_text("Why did the agent cross the network")
+
+
+def test_a_file_artifact_is_downloadable(page: Any, inspector: Inspector, agent: str) -> None:
+    open_connected(page, inspector, agent)
+    notes = {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"two lines\nof notes\n"}
+    page.set_input_files("#file", files=[notes])
+    page.click("#send")
+    link = page.locator(".artifact a.file")
+    expect(link).to_contain_text("echo-notes.txt (19 bytes, text/plain)")
+    with page.expect_download() as download:
+        link.click()
+    saved = download.value.path()
+    with open(saved, "rb") as received:
+        assert received.read() == notes["buffer"]

@@ -119,7 +119,7 @@ def serve(
         ),
     ] = None,
     grpc_port: Annotated[
-        int | None, typer.Option(help="Also serve gRPC on this port (needs parley\\[grpc]).")
+        int | None, typer.Option(help="Also serve gRPC on this port (needs parley-a2a\\[grpc]).")
     ] = None,
     grpc_cert: Annotated[
         Path | None, typer.Option(help="PEM certificate chain: serve gRPC over TLS.")

@@ -112,6 +112,9 @@ class API:
         if not url.startswith(("http://", "https://")):
             raise BadRequest("the agent's URL must start with http:// or https://")
         protocol = _text(body, "protocol", required=False)
+        previous = _text(body, "previous", required=False)
+        if previous is not None:  # the page connects anew: the old connection is done
+            await self.connections.close(previous)
         connection = Connection(url, protocol)
         self.connections.add(connection)
         try:

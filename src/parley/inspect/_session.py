@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,12 +76,12 @@ class Connection:
         try:
             self.card = await fetch_card(self.url, self.http, protocol=self.fetched_as)
         finally:
-            self.raw_card = self._raw_card(first)
+            self.raw_card = self._raw_card(list(self.wire.entries)[first:])
         self.signature = await _signature(verifier, self.raw_card)
 
-    def _raw_card(self, first: int) -> dict[str, Any] | None:
-        """The card's JSON as it was received (the last JSON body read since ``first``)."""
-        for entry in reversed(self.wire.entries[first:]):
+    def _raw_card(self, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The card's JSON as it was received: the last body of ``entries``."""
+        for entry in reversed(entries):
             if entry["kind"] == "body":
                 try:
                     raw = json.loads(entry["body"])
@@ -132,14 +131,11 @@ class Connection:
         }
 
     async def _notified(self, notification: PushNotification) -> None:
-        self.wire.publish(
-            {
-                "kind": "push",
-                "time": time.time(),
-                "verified": True,
-                "claims": notification.claims,
-                "task": json.loads(notification.task.to_json()),
-            }
+        self.wire.add(
+            "push",
+            verified=True,
+            claims=notification.claims,
+            task=json.loads(notification.task.to_json()),
         )
 
     async def receive_push(self, scope: Any, receive: Any, send: Any) -> None:
@@ -162,15 +158,12 @@ class Connection:
 
         await self.receiver(scope, receive_body, send_answer)
         if status and status[0] != 200:
-            self.wire.publish(
-                {
-                    "kind": "push",
-                    "time": time.time(),
-                    "verified": False,
-                    "status": status[0],
-                    "reason": _reason(b"".join(answer)),
-                    "body": b"".join(received).decode("utf-8", "replace"),
-                }
+            self.wire.add(
+                "push",
+                verified=False,
+                status=status[0],
+                reason=_reason(b"".join(answer)),
+                body=b"".join(received).decode("utf-8", "replace"),
             )
 
     async def close_client(self) -> None:
@@ -220,6 +213,12 @@ class Connections:
 
     def add(self, connection: Connection) -> None:
         self.by_id[connection.id] = connection
+
+    async def close(self, connection_id: str) -> None:
+        """Close the connection ``connection_id``, if there is one."""
+        connection = self.by_id.pop(connection_id, None)
+        if connection is not None:
+            await connection.aclose()
 
     async def aclose(self) -> None:
         async with AsyncExitStack() as closing:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -41,6 +41,10 @@ from parley.server.tasks._owners import DEFAULT_LEASE_TTL
 from parley.server.tasks._retention import DEFAULT_RETENTION, Retention
 from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
 
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 OLD_AGENT_CARD_PATH = "/.well-known/agent.json"
@@ -98,6 +102,9 @@ class A2AApp:
     (docs/deploy.md): the event bus between them (PostgreSQL ``LISTEN/NOTIFY`` by
     default, or a ``RedisBus``) and how long a task's lease lasts without renewal.
 
+    ``tracer_provider`` and ``meter_provider``: where the agent's spans and metrics go
+    (by default the global OpenTelemetry providers, when set; see docs/observability.md).
+
     With ``tune_gc`` (the default) the lifespan tunes the process's garbage collector for
     serving once startup is done (``parley.server.tune_gc``: freeze what startup built,
     fewer young collections), unless the process has set its own collector settings.
@@ -124,6 +131,8 @@ class A2AApp:
         security: Mapping[str, SchemeVerifier] | None = None,
         forwarded_allow_ips: str | Sequence[str] | None = None,
         sign_card: bool | None = None,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         self.tune_gc = tune_gc
         self.proxies = TrustedProxies(forwarded_allow_ips)
@@ -147,9 +156,16 @@ class A2AApp:
                 signing_keys=signing_keys,
                 bus=bus,
                 lease_ttl=lease_ttl,
+                tracer_provider=tracer_provider,
+                meter_provider=meter_provider,
             )
         else:
-            own = {"signing_keys": signing_keys, "push": push}
+            own = {
+                "signing_keys": signing_keys,
+                "push": push,
+                "tracer_provider": tracer_provider,
+                "meter_provider": meter_provider,
+            }
             _check_own_handler(handler, agent, card, task_store, extended_card, retention, own)
             if handler.extended_card is not None:
                 handler.extended_card = self._completed(handler.extended_card)
@@ -167,7 +183,8 @@ class A2AApp:
             if rest_path is None:
                 from_card = preferred == TransportProtocol.http_json
                 rest_path = binding_path(card, "") if from_card else ""
-            self.rest = RESTBinding(self.handler, prefix=rest_path, max_body_size=max_body_size)
+            served_rest = self._served(TransportProtocol.http_json)
+            self.rest = RESTBinding(served_rest, prefix=rest_path, max_body_size=max_body_size)
             targets[TransportProtocol.http_json.value] = self.rest.prefix
         self.grpc_options = grpc
         self.grpc_server: Any = None
@@ -184,7 +201,9 @@ class A2AApp:
         self.card = CardPublisher(card, targets, signer)
         self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
         self.jsonrpc = JSONRPCBinding(
-            self.handler, max_body_size=max_body_size, card=self._public_card
+            self._served(TransportProtocol.jsonrpc),
+            max_body_size=max_body_size,
+            card=self._public_card,
         )
         self._jsonrpc: Any = self.jsonrpc
         self._rest: Any = self.rest
@@ -237,7 +256,7 @@ class A2AApp:
             return
         from parley.server.bindings._grpc import GRPCBinding, start_server
 
-        binding = GRPCBinding(self.handler)
+        binding = GRPCBinding(self._served(TransportProtocol.grpc))
         interceptors = []
         if self.authenticator is not None:
             from parley.server.bindings._grpc_auth import AuthInterceptor
@@ -252,6 +271,12 @@ class A2AApp:
         server, self.grpc_server = self.grpc_server, None
         if server is not None:
             await server.stop(grace)
+
+    def _served(self, transport: TransportProtocol) -> RequestHandler:
+        """The handler as the binding of ``transport`` calls it: each operation in a
+        server span when telemetry is on (see ``parley.telemetry``)."""
+        telemetry = self.handler.telemetry
+        return self.handler if telemetry is None else telemetry.serve(self.handler, transport.value)
 
     def _completed(self, extended: ExtendedCard) -> Callable[[CallContext], Awaitable[AgentCard]]:
         """The extended card, completed like the public one for the caller's base URL."""
@@ -314,6 +339,22 @@ class A2AApp:
                 await self.handler.aclose()
         finally:
             self._running = False
+
+    def mount_into(self, host: Starlette, path: str = "/agent") -> None:
+        """Serve this agent at ``path`` of ``host`` (a Starlette or FastAPI app), with its
+        lifespan run inside the host's: the host's own lifespan (``lifespan=``, or its
+        start-up and shutdown handlers) still runs, within the agent's. Call it once the
+        host's lifespan is set; the card is then at ``{path}/.well-known/agent-card.json``.
+        """
+        host.mount(path, self)
+        hosts = host.router.lifespan_context
+
+        @asynccontextmanager
+        async def lifespan(app: Any) -> AsyncIterator[Any]:
+            async with self.lifespan(app), hosts(app) as state:
+                yield state
+
+        host.router.lifespan_context = lifespan
 
 
 def _check_own_handler(

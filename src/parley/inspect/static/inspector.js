@@ -73,9 +73,15 @@ $("connect").addEventListener("submit", (event) => {
 async function connect(url, fetchVersion, wanted) {
   $("connection-status").textContent = "reading the card…";
   if (state.feed) state.feed.close();
-  state.wire.clear();
-  $("wire-view").replaceChildren();
-  const answer = await api("/api/card", {url, protocol: fetchVersion || null});
+  if (state.running) state.running.abort();
+  Object.assign(state, {contextId: null, taskId: null, tasks: new Map(), wire: new Map()});
+  for (const id of ["wire-view", "timeline-view", "messages"]) $(id).replaceChildren();
+  for (const old of document.querySelectorAll(".push")) old.remove();
+  $("push-hint").hidden = false;
+  $("push-count").textContent = $("wire-count").textContent = "";
+  updateTaskLine();
+  const answer = await api("/api/card", {url, protocol: fetchVersion || null, previous: state.conn});
+  state.conn = null;
   if (answer.id) follow(answer.id);
   if (answer.error) {
     $("connection-status").textContent = "no card";
@@ -96,6 +102,7 @@ function follow(connectionId) {
   state.feed = new EventSource(`/api/feed/${connectionId}`);
   state.feed.onmessage = (message) => {
     const entry = JSON.parse(message.data);
+    if (state.wire.has(entry.n)) return;  // a reopened feed starts again from the first
     if (entry.kind === "push") showPush(entry);
     else showWire(entry);
   };
@@ -476,7 +483,7 @@ function showWire(entry) {
   }
   state.wire.set(entry.n, node);
   $("wire-view").append(node);
-  $("wire-count").textContent = `(${state.wire.size})`;
+  $("wire-count").textContent = `(${$("wire-view").children.length})`;
 }
 
 function wireTitle(entry) {
@@ -499,6 +506,7 @@ async function copy(text) {
 // -- push -------------------------------------------------------------------------------
 
 function showPush(entry) {
+  state.wire.set(entry.n, null);
   $("push-hint").hidden = true;
   const count = document.querySelectorAll(".push").length + 1;
   $("push-count").textContent = `(${count})`;
