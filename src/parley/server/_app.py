@@ -340,6 +340,22 @@ class A2AApp:
         finally:
             self._running = False
 
+    def mount_into(self, host: Starlette, path: str = "/agent") -> None:
+        """Serve this agent at ``path`` of ``host`` (a Starlette or FastAPI app), with its
+        lifespan run inside the host's: the host's own lifespan (``lifespan=``, or its
+        start-up and shutdown handlers) still runs, within the agent's. Call it once the
+        host's lifespan is set; the card is then at ``{path}/.well-known/agent-card.json``.
+        """
+        host.mount(path, self)
+        hosts = host.router.lifespan_context
+
+        @asynccontextmanager
+        async def lifespan(app: Any) -> AsyncIterator[Any]:
+            async with self.lifespan(app), hosts(app) as state:
+                yield state
+
+        host.router.lifespan_context = lifespan
+
 
 def _check_own_handler(
     handler: RequestHandler,
