@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 from typing import Any
 
+import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -167,3 +168,38 @@ async def test_a_grpc_port_another_process_listens_on_is_refused() -> None:
             async with a2a.lifespan():
                 pass
     assert a2a.grpc_port is None
+
+
+async def test_one_line_mounts_the_agent_in_a_fastapi_app_with_both_lifespans() -> None:
+    from contextlib import asynccontextmanager
+
+    from fastapi import FastAPI
+
+    seen: list[str] = []
+
+    @asynccontextmanager
+    async def host_lifespan(app: FastAPI) -> AsyncIterator[None]:
+        seen.append(f"host starts, agent's gRPC on {a2a.grpc_port is not None}")
+        yield
+        seen.append("host stops")
+
+    api = FastAPI(lifespan=host_lifespan)
+
+    @api.get("/hello")
+    async def hello() -> dict[str, str]:
+        return {"hello": "world"}
+
+    a2a = create_app(patient, card(), grpc=GRPCOptions(port=0))
+    a2a.mount_into(api, "/agent")
+    with running(api) as base:
+        assert a2a.grpc_port is not None
+        async with connect(f"{base}/agent") as client:
+            answered = await client.send_message("hello")
+            assert isinstance(answered, Task)
+            assert text_of(answered) == "done: hello"
+        async with connect(f"{base}/agent", transports=["GRPC"]) as client:
+            assert text_of(await client.send_message("again")) == "done: again"
+        own = await asyncio.to_thread(httpx.get, f"{base}/hello")
+        assert own.json() == {"hello": "world"}
+    assert seen == ["host starts, agent's gRPC on True", "host stops"]
+    assert a2a.grpc_port is None  # the agent's lifespan ended with the host's

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from parley._speedups._v03_json import written_pieces
 from parley.protocol import apply
 from parley.server import RequestHandler, agent
 from parley.stores import MemoryStore, StoredEvent, _memory_pack
@@ -34,7 +35,6 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from parley.types._tasks import written_pieces
 
 CONTROL = "".join(chr(code) for code in range(32))
 _NOT_ASCII = {"task_id": "tâche", "context_id": "contexte ✓"}

@@ -100,6 +100,10 @@ class A2AApp:
     (PostgreSQL ``LISTEN/NOTIFY`` by default, or a ``RedisBus``) and how long a task's
     lease lasts without renewal.
 
+    ``create_app``'s ``tracer_provider`` and ``meter_provider`` (the handler's): where
+    the agent's spans and metrics go (by default the global OpenTelemetry providers, when
+    set; see docs/observability.md).
+
     With ``tune_gc`` (the default) the lifespan tunes the process's garbage collector for
     serving once startup is done (``parley.server.tune_gc``: freeze what startup built,
     fewer young collections), unless the process has set its own collector settings.
@@ -142,7 +146,8 @@ class A2AApp:
         self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
         targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
         size = self.max_body_size
-        self.jsonrpc = JSONRPCBinding(self.handler, max_body_size=size, card=self._public_card)
+        served = self._served(TransportProtocol.jsonrpc)
+        self.jsonrpc = JSONRPCBinding(served, max_body_size=size, card=self._public_card)
         self._jsonrpc: Any = self.jsonrpc
         self.rest: Any = None
         if settings.rest is not False:
@@ -152,7 +157,8 @@ class A2AApp:
             if rest_path is None:
                 from_card = preferred == TransportProtocol.http_json
                 rest_path = binding_path(card, "") if from_card else ""
-            self.rest = RESTBinding(self.handler, prefix=rest_path, max_body_size=size)
+            served = self._served(TransportProtocol.http_json)
+            self.rest = RESTBinding(served, prefix=rest_path, max_body_size=size)
             targets[TransportProtocol.http_json.value] = self.rest.prefix
         self._rest: Any = self.rest
         if self.authenticator is not None:
@@ -208,7 +214,7 @@ class A2AApp:
             return
         from parley.server.bindings._grpc import GRPCBinding, start_server
 
-        binding = GRPCBinding(self.handler)
+        binding = GRPCBinding(self._served(TransportProtocol.grpc))
         interceptors = []
         if self.authenticator is not None:
             from parley.server.bindings._grpc_auth import AuthInterceptor
@@ -223,6 +229,12 @@ class A2AApp:
         server, self.grpc_server = self.grpc_server, None
         if server is not None:
             await server.stop(grace)
+
+    def _served(self, transport: TransportProtocol) -> RequestHandler:
+        """The handler as the binding of ``transport`` calls it: each operation in a
+        server span when telemetry is on (see ``parley.telemetry``)."""
+        telemetry = self.handler.telemetry
+        return self.handler if telemetry is None else telemetry.serve(self.handler, transport.value)
 
     def _completed(self, extended: ExtendedCard) -> Callable[[CallContext], Awaitable[AgentCard]]:
         """The extended card, completed like the public one for the caller's base URL."""
@@ -286,6 +298,22 @@ class A2AApp:
         finally:
             self._running = False
 
+    def mount_into(self, host: Starlette, path: str = "/agent") -> None:
+        """Serve this agent at ``path`` of ``host`` (a Starlette or FastAPI app), with its
+        lifespan run inside the host's: the host's own lifespan (``lifespan=``, or its
+        start-up and shutdown handlers) still runs, within the agent's. Call it once the
+        host's lifespan is set; the card is then at ``{path}/.well-known/agent-card.json``.
+        """
+        host.mount(path, self)
+        hosts = host.router.lifespan_context
+
+        @asynccontextmanager
+        async def lifespan(app: Any) -> AsyncIterator[Any]:
+            async with self.lifespan(app), hosts(app) as state:
+                yield state
+
+        host.router.lifespan_context = lifespan
+
 
 def _authenticator(
     card: AgentCard, security: Mapping[str, SchemeVerifier] | None
@@ -306,7 +334,8 @@ def create_app(agent: AgentExecutor, card: AgentCard, **options: Unpack[AppOptio
     ``RequestHandler`` built for the agent.
 
     The handler is given ``task_store``, ``extended_card``, ``retention``, ``push``,
-    ``signing_keys``, ``bus`` and ``lease_ttl`` (see ``RequestHandler``); the app the
+    ``signing_keys``, ``bus``, ``lease_ttl``, ``tracer_provider`` and ``meter_provider``
+    (see ``RequestHandler``); the app the
     rest, how it serves (``rest``, ``rest_path``, ``grpc``, ``max_body_size``,
     ``forwarded_allow_ips``, ``tune_gc``, ``security``, ``sign_card``: see ``A2AApp``).
     Push settings for a card that does not declare ``capabilities.pushNotifications``

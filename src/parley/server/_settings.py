@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from parley.server._grpc_options import GRPCOptions
 from parley.server.agent._context import CallContext
@@ -23,6 +23,10 @@ from parley.server.tasks._bus import Bus
 from parley.server.tasks._retention import Retention
 from parley.stores import Store
 from parley.types import AgentCard
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
 
 ExtendedCard = AgentCard | Callable[[CallContext], Awaitable[AgentCard]]
 
@@ -75,6 +79,8 @@ class TaskOptions(TypedDict, total=False):
     signing_keys: SigningKeys | None
     bus: Bus | None
     lease_ttl: float
+    tracer_provider: TracerProvider | None
+    meter_provider: MeterProvider | None
 
 
 class AppOptions(ServingOptions, TaskOptions, total=False):

@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from parley._speedups import encode_task
 from parley.protocol import ACTIVE_STATES, TERMINAL_STATES, is_interrupted, is_terminal
 from parley.stores._memory_index import Place, TaskIndex
 from parley.stores._memory_pack import header, pack, snapshot, unpack
@@ -236,7 +237,7 @@ class MemoryStore(MemorySide):
             filed = entry.place.filed if entry.place is not None else entry.touched
             self._done[task.id] = pack(task, sequence, entry.events, entry.touched, filed)
             return
-        entry.snapshot, entry.sequence = task.to_json(), sequence
+        entry.snapshot, entry.sequence = encode_task(task, "0.3") or task.to_json(), sequence
 
     def _entry(self, task_id: str) -> _Entry:
         entry = self._tasks.get(task_id)

@@ -33,6 +33,8 @@ from typing import Any, NamedTuple
 
 from pydantic import TypeAdapter
 
+from parley._speedups import encode_task
+from parley._speedups._v03_json import written_pieces
 from parley.stores._memory_index import Place
 from parley.stores._protocols import StoredEvent
 from parley.types import (
@@ -46,7 +48,6 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from parley.types._tasks import written_pieces
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 _HEADER = struct.Struct("<qqddBH")
@@ -116,7 +117,7 @@ def pack(
     pieces = written_pieces(task)
     short = None if pieces is None else _cut(pieces, task)
     if short is None:
-        json = task.to_json()
+        json = encode_task(task, "0.3") or task.to_json()
         task_id, context_id = _bytes(task.id), _bytes(task.context_id)
         short = _short(json, task, task_id, context_id)
     else:

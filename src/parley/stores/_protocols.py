@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from parley._speedups import encode_task
 from parley.types import Event, Message, PushNotificationConfig, Task, TaskState, TaskStatus
 
 
@@ -49,7 +50,12 @@ class StoredEvent:
         stream that sends it share it (a published event is never changed)."""
         wire = self.wire
         if wire is None:
-            wire = self.wire = self.event.to_json()
+            event = self.event
+            if type(event) is Task:
+                wire = encode_task(event, "0.3")
+            if wire is None:
+                wire = event.to_json()
+            self.wire = wire
         return wire
 
 

@@ -35,6 +35,7 @@ from parley.protocol.v1._operations import (
     to_proto,
 )
 from parley.protocol.v1._protojson import event_to_v1
+from parley.protocol.v1._requests import tenant_of
 
 __all__ = [
     "BY_V1_JSONRPC_METHOD",
@@ -64,6 +65,7 @@ __all__ = [
     "reason_of",
     "rest_error_body",
     "status_details",
+    "tenant_of",
     "timestamp",
     "to_proto",
 ]

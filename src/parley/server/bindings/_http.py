@@ -50,6 +50,8 @@ def _path_pattern(path: str, tenant: bool) -> re.Pattern[str]:
 
 
 JSON_HEADERS = [(b"content-type", b"application/json")]
+A2A_JSON_HEADERS = [(b"content-type", b"application/a2a+json")]
+"""v1.0's HTTP+JSON answers (v1.0.1 §11.1: ``application/a2a+json``)."""
 SSE_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache"),
@@ -110,6 +112,16 @@ def declares_json(headers: dict[str, str]) -> bool:
     if media_type in _JSON_MEDIA_TYPES:  # as nearly every client sends it
         return True
     return media_type.partition(";")[0].strip().lower() in _JSON_MEDIA_TYPES
+
+
+def refuses_body(headers: dict[str, str], body: bytes) -> bool:
+    """Whether an HTTP+JSON request's body must be refused with 415: it declares a type
+    that is not JSON, or it has content and declares no type. A body-less call (a cancel
+    with nothing to say) needs no type; a cross-site form (``text/plain``, empty or not)
+    never reaches an operation."""
+    if "content-type" in headers:
+        return not declares_json(headers)
+    return bool(body.strip())
 
 
 def read_json(body: bytes) -> Any:

@@ -238,10 +238,6 @@ class JSONRPCBinding:
             except A2AError as error:
                 raise _Refused(request_id, error) from None
             entry = dialect.methods.get(method)
-            if dialect.name == V1_0:
-                call.protocol_version = V1_0
-                tenant = params.get("tenant") if isinstance(params, dict) else None
-                call.tenant = tenant if isinstance(tenant, str) and tenant else None
             if entry is None:
                 missing = MethodNotFoundError(f"Method not found: {shorten(method)}")
                 raise _Refused(request_id, missing)
@@ -249,6 +245,10 @@ class JSONRPCBinding:
             await _fail(send, None, failure(refused.request_id, refused.error, dialect))
             return
         try:
+            if dialect.name == V1_0:
+                call.protocol_version = V1_0
+            if dialect.tenant_of is not None:
+                call.tenant = dialect.tenant_of(params)
             decoded = entry.decode(params)
             checked = None if entry.check is None else await entry.check(params, self._lookup)
             result = await self._call(entry.operation, decoded, call)

@@ -53,8 +53,8 @@ from parley.server.bindings._http import (
     BodyTooLarge,
     ClientGone,
     call_context,
-    declares_json,
     read_body,
+    refuses_body,
     request_headers,
     route_table,
     send_body,
@@ -150,7 +150,7 @@ class RESTBinding:
             return
         except ClientGone:
             return
-        if body.strip() and not declares_json(headers):
+        if scope["method"] == "POST" and refuses_body(headers, body):
             await _fail(send, InvalidRequestError(NOT_JSON), 415)
             return
         try:

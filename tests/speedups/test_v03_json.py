@@ -1,5 +1,6 @@
-"""``Task.to_json``: the commonest finished task written out from its values; any other
-serialised once while the task holds still, and again once it changes."""
+"""``task_json`` (``parley._speedups``): the commonest finished task written out from its
+values; any other serialised once while the task holds still, and again once it
+changes."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from parley._speedups._v03_json import task_json, written_pieces
 from parley.protocol import add_to_history, apply
 from parley.types import (
     A2AModel,
@@ -23,7 +25,6 @@ from parley.types import (
     TaskStatusUpdateEvent,
     TextPart,
 )
-from parley.types._tasks import written_pieces
 from tests.types.shapes import TEXTS, finished, with_nested_metadata
 
 
@@ -58,7 +59,7 @@ def _artifact(text: str, artifact_id: str = "a", **fields: object) -> TaskArtifa
 
 
 def _check(task: Task) -> bytes:
-    data = task.to_json()
+    data = task_json(task)
     assert data == _fresh(task)
     return data
 
@@ -66,7 +67,7 @@ def _check(task: Task) -> bytes:
 def test_the_same_bytes_while_the_task_holds_still() -> None:
     task = _task()
     first = _check(task)
-    assert task.to_json() is first
+    assert task_json(task) is first
 
 
 def test_every_change_apply_makes_is_seen() -> None:
@@ -136,8 +137,8 @@ def test_copies_make_their_own() -> None:
     trimmed = task.model_copy(update={"history": []})
     assert _check(trimmed) != original
     shallow = task.copied()
-    assert shallow.to_json() == original
-    assert task.to_json() is original
+    assert task_json(shallow) == original
+    assert task_json(task) is original
     assert trimmed == task.model_copy(update={"history": []})  # equality ignores what is kept
 
 
@@ -159,14 +160,14 @@ def test_the_commonest_task_is_written_as_the_serialiser_writes_it(
         expected = _fresh(task)
     except ValueError:  # a lone surrogate: no JSON holds it
         with pytest.raises(ValueError, match="surrogates not allowed"):
-            task.to_json()
+            task_json(task)
         return
     assert _written(task) == expected
-    assert task.to_json() == expected
+    assert task_json(task) == expected
 
 
 def test_the_first_pieces_are_the_values_the_memory_store_cuts() -> None:
-    """``parley.stores._memory_pack._cut`` reads the values at these places."""
+    """``parley._speedups._memory_pack._cut`` reads the values at these places."""
     task = finished("hello", ids=("t1", "c1", "m1", "a1"), stamp="then")
     pieces = written_pieces(task)
     assert pieces is not None
@@ -199,7 +200,7 @@ def test_a_task_begun_or_streamed_is_written_as_the_serialiser_writes_it(
     except ValueError:  # a lone surrogate: no JSON holds it
         return
     assert _written(task) == expected
-    assert task.to_json() == expected
+    assert task_json(task) == expected
 
 
 @pytest.mark.parametrize("text", TEXTS)
@@ -225,7 +226,7 @@ def test_a_task_of_another_shape_is_serialised() -> None:
     for task in others:
         assert _written(task) is None
         data = _check(task)
-        assert task.to_json() is data
+        assert task_json(task) is data
 
 
 def test_values_not_of_their_fields_types_are_serialised() -> None:
@@ -238,11 +239,11 @@ def test_values_not_of_their_fields_types_are_serialised() -> None:
         field, value = next(iter(change.items()))
         holder = {"name": task.artifacts[0], "task_id": task.history[0], "timestamp": task.status}
         holder[field].__dict__[field] = value
-        assert task.to_json() == _fresh(task)
+        assert task_json(task) == _fresh(task)
     task = finished()
     task.__dict__["id"] = 5
     with pytest.warns(UserWarning, match="Expected `str`"):
-        assert task.to_json() == _fresh(task)
+        assert task_json(task) == _fresh(task)
 
 
 def test_a_subclass_is_left_to_the_serialiser() -> None:

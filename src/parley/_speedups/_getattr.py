@@ -1,4 +1,5 @@
-"""Attribute reads on parley's models at the price of a plain object's.
+"""Attribute reads on parley's models at the price of a plain object's, and enum values
+read in C (``read_models_plainly``).
 
 pydantic's ``BaseModel`` defines ``__getattr__`` (for private attributes and extra
 fields). A class with a ``__getattr__`` anywhere in its MRO gets CPython's
@@ -22,9 +23,13 @@ from __future__ import annotations
 
 import ctypes
 import sys
+from operator import attrgetter
 from typing import Any
 
 from pydantic import BaseModel
+
+from parley._speedups import _switch
+from parley.types import A2AModel, Role, TaskState
 
 _WORD = ctypes.sizeof(ctypes.c_void_p)
 
@@ -76,3 +81,28 @@ def plain_getattr(cls: type[BaseModel]) -> bool:
 
 def _hook(cls: type) -> Any:
     return cls.__getattr__  # type: ignore[attr-defined]
+
+
+def read_models_plainly() -> None:
+    """Give every wire model class made so far object's attribute lookup where pydantic's
+    ``__getattr__`` has nothing to do (``plain_getattr``), and the wire enums a ``value``
+    read in C: ``Enum``'s own is a descriptor written in Python (two Python calls a
+    read), and pydantic-core reads it for each enum it writes to JSON (a task's state, a
+    message's role). A model class made later gets the same when it is made. Nothing
+    with ``PARLEY_SPEEDUPS=0``."""
+    if not _switch.on or "__pydantic_init_subclass__" in A2AModel.__dict__:
+        return
+    pending: list[type[BaseModel]] = [A2AModel]
+    while pending:
+        cls = pending.pop()
+        pending += cls.__subclasses__()
+        plain_getattr(cls)
+    type.__setattr__(A2AModel, "__pydantic_init_subclass__", classmethod(_made))
+    for enum in (TaskState, Role):
+        type.__setattr__(enum, "value", property(attrgetter("_value_")))
+
+
+def _made(cls: type[Any], /, **kwargs: Any) -> None:
+    """``A2AModel.__pydantic_init_subclass__``: a model class made later reads as plainly."""
+    BaseModel.__pydantic_init_subclass__.__func__(cls, **kwargs)  # type: ignore[attr-defined]
+    plain_getattr(cls)

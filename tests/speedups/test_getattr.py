@@ -1,5 +1,5 @@
-"""Attribute reads on parley's models skip pydantic's ``__getattr__`` (``_getattr``)
-where it has nothing to do, and keep it where it has."""
+"""Attribute reads on parley's models skip pydantic's ``__getattr__``
+(``parley._speedups._getattr``) where it has nothing to do, and keep it where it has."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The commonest finished task's v1.0 JSON, written out (``_written``): byte for byte
-what the compiled writer (``_protojson``) writes, and ``None`` (or one of
+"""The commonest finished task's v1.0 JSON, written out (``parley._speedups._v1_json``):
+byte for byte what the compiled writer (``_protojson``) writes, and ``None`` (or one of
 ``NOT_WRITTEN``) for anything else."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic_core import PydanticSerializationError
 
+from parley._speedups._v1_json import NOT_WRITTEN
+from parley._speedups._v1_json import written_task as _written_task
 from parley.protocol.v1._protojson import _WRITERS, event_json, to_v1_json
-from parley.protocol.v1._written import NOT_WRITTEN
-from parley.protocol.v1._written import written_task as _written_task
 from parley.types import Message, Role, Task, TaskState, TaskStatus, TextPart
 from tests.bindings.strategies import tasks
 from tests.types.shapes import STAMP, TEXTS, finished, with_nested_metadata

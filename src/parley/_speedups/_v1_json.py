@@ -1,12 +1,13 @@
 """The v1.0 JSON of the commonest finished task, written out from its values.
 
-A send's response is its final task. The compiled writer (``_protojson``) writes any
-task, but for this one shape (an echo's, a plain agent's answer) joining the pieces in
-Python costs half of it: its C walk of the schema is cheap, its calls back into Python
-for the status's time and its two enums are not. ``written_task`` gives the writer's
-bytes, exactly (a hypothesis test holds it to that), or ``None`` for any other task.
-This is v1.0's twin of the core's ``parley.types._tasks._written`` (v0.3's JSON); the
-shape is the core's to recognise (``commonest_parts``), for both.
+A send's response is its final task. The compiled writer
+(``parley.protocol.v1._protojson``) writes any task, but for this one shape (an echo's,
+a plain agent's answer) joining the pieces in Python costs less: the writer's C walk of
+the schema is cheap, its calls back into Python for the status's time and its two enums
+are not. ``written_task`` gives the writer's bytes, exactly (tests/protocol/
+test_v1_written.py holds it to that), or ``None`` for any other task. This is v1.0's
+twin of ``_v03_json._written``; the shape is recognised in one place
+(``commonest_parts``), for both.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from collections.abc import Callable
 from json.encoder import encode_basestring
 from typing import Any
 
-from parley.protocol.v1._data import _ROLES, _STATES
+from parley._speedups._v03_json import commonest_parts
 from parley.types import Role, Task, TaskState
-from parley.types._tasks import commonest_parts
 
 _quoted: Callable[[Any], str] = encode_basestring
 """The JSON of a ``str`` as pydantic-core writes it (``"`` and ``\\`` escaped, the control
@@ -25,10 +25,15 @@ characters as ``\\b \\f \\n \\r \\t`` or ``\\u00xx``, the rest as it is); one C 
 ``TypeError`` for anything but a ``str``."""
 NOT_WRITTEN = (TypeError, KeyError, UnicodeEncodeError)
 """What ``written_task`` raises for a task the writer is to write after all."""
+_STATES = {state: f"TASK_STATE_{state.name.upper()}" for state in TaskState}
+_STATES[TaskState.unknown] = "TASK_STATE_UNSPECIFIED"
+_ROLES = {role: f"ROLE_{role.name.upper()}" for role in Role}
+"""v1.0's enum names (``parley.protocol.v1._data`` owns them; the tests hold these to the
+writer's bytes)."""
 _STATE_PIECES = {
     state: f',"status":{{"state":"{_STATES[state]}","timestamp":' for state in TaskState
 }
-_ROLE_PIECES = {role: f',"role":"{_ROLES[role.value]}","parts":[{{"text":' for role in Role}
+_ROLE_PIECES = {role: f',"role":"{_ROLES[role]}","parts":[{{"text":' for role in Role}
 
 
 def written_task(task: Task, head: str = "") -> bytes | None:
