@@ -335,9 +335,9 @@ def create_app(agent: AgentExecutor, card: AgentCard, **options: Unpack[AppOptio
 
     The handler is given ``task_store``, ``extended_card``, ``retention``, ``push``,
     ``signing_keys``, ``bus``, ``lease_ttl``, ``tracer_provider`` and ``meter_provider``
-    (see ``RequestHandler``); the app the
-    rest, how it serves (``rest``, ``rest_path``, ``grpc``, ``max_body_size``,
-    ``forwarded_allow_ips``, ``tune_gc``, ``security``, ``sign_card``: see ``A2AApp``).
+    (see ``RequestHandler``); the app the rest, how it serves (``rest``, ``rest_path``,
+    ``grpc``, ``max_body_size``, ``forwarded_allow_ips``, ``tune_gc``, ``security``,
+    ``sign_card``: see ``A2AApp``).
     Push settings for a card that does not declare ``capabilities.pushNotifications``
     are a ``CardError``. The card is signed by default when ``signing_keys`` are given,
     i.e. when the key is the operator's rather than one generated for this process.
