@@ -29,6 +29,8 @@ from uvicorn.config import LOG_LEVELS
 
 from parley.cli._common import bound_listener
 from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
+from parley.cli._deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DeadlineConfig
+from parley.cli._stopping import DEFAULT_GRACE, StoppingServer
 from parley.server import (
     A2AApp,
     APIKeyVerifier,
@@ -60,18 +62,26 @@ error is the last frame outside them)."""
 _STORE_MODULES = ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3", "alembic", "parley.stores")
 
 
-def uvicorn_config(app: Any, log_level: str) -> uvicorn.Config:
+def uvicorn_config(
+    app: Any,
+    log_level: str,
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+) -> DeadlineConfig:
     """uvicorn's settings for ``parley serve``.
 
     X-Forwarded-* are the app's to judge (--forwarded-allow-ips): uvicorn's own handling
     would replace the proxy's address with the client's before the app sees it. The access
     log is on only at a level that writes its lines (INFO or below): above it (warning,
     the default) uvicorn would still work out each request's client and quoted path for a
-    line its logger then drops, about a microsecond a request.
+    line its logger then drops, about a microsecond a request. A request's head and body
+    each have a deadline to arrive (``_deadlines``).
     """
     level = LOG_LEVELS.get(log_level.lower(), logging.INFO)
-    return uvicorn.Config(
+    return DeadlineConfig(
         app,
+        head_timeout=head_timeout,
+        body_timeout=body_timeout,
         log_level=log_level,
         access_log=level <= logging.INFO,
         lifespan="off",
@@ -119,7 +129,7 @@ def serve(
         ),
     ] = None,
     grpc_port: Annotated[
-        int | None, typer.Option(help="Also serve gRPC on this port (needs parley\\[grpc]).")
+        int | None, typer.Option(help="Also serve gRPC on this port (needs parley-a2a\\[grpc]).")
     ] = None,
     grpc_cert: Annotated[
         Path | None, typer.Option(help="PEM certificate chain: serve gRPC over TLS.")
@@ -159,6 +169,30 @@ def serve(
             "are published at /.well-known/jwks.json). Default: a fresh key per process.",
         ),
     ] = None,
+    timeout_request_head: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a request's line and headers may take to arrive; a connection "
+            "slower than that is answered 408 and closed.",
+            min=0.001,
+        ),
+    ] = DEFAULT_HEAD_TIMEOUT,
+    timeout_request_body: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a request's declared body may take to arrive once its headers "
+            "are in; a connection slower than that is closed.",
+            min=0.001,
+        ),
+    ] = DEFAULT_BODY_TIMEOUT,
+    timeout_graceful_shutdown: Annotated[
+        float,
+        typer.Option(
+            help="On Ctrl-C or SIGTERM: seconds running requests and streams have to end "
+            "before their connections are closed (a second Ctrl-C closes them at once).",
+            min=0,
+        ),
+    ] = DEFAULT_GRACE,
 ) -> None:
     """Serve an A2A agent over HTTP (JSON-RPC, and HTTP+JSON with parley\\[grpc]) and
     optionally gRPC, with its card at /.well-known/agent-card.json."""
@@ -173,10 +207,10 @@ def serve(
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
     listener = bound_listener(host, port)
-    config = uvicorn_config(app, log_level)
-    server = uvicorn.Server(config)
+    config = uvicorn_config(app, log_level, timeout_request_head, timeout_request_body)
+    server = StoppingServer(config, timeout_graceful_shutdown, _say)
     with (
-        suppress(KeyboardInterrupt),  # Ctrl-C: uvicorn stopped, then the agent
+        suppress(KeyboardInterrupt),  # Ctrl-C before the signals are taken: nothing runs yet
         asyncio.Runner(loop_factory=config.get_loop_factory()) as runner,  # uvloop if there
     ):
         bound = listener.getsockname()[1]  # --port 0: the one the system gave
@@ -397,6 +431,10 @@ def _reason(error: Exception, db: str | None) -> str:
         shown = hide_password(db or DEFAULT_DB)
         return f"the task store cannot be used: {text} (--db {shown})"
     return text
+
+
+def _say(line: str) -> None:
+    console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True)
 
 
 def _fail(message: str) -> NoReturn:

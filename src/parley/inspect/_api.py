@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from parley.client import ClientCallContext, user_message
-from parley.inspect._card import card_view
+from parley.inspect._card import card_view, conformance
 from parley.inspect._session import Choice, Connection, Connections
 from parley.protocol import BY_NAME, A2AError
 from parley.types import (
@@ -112,6 +112,9 @@ class API:
         if not url.startswith(("http://", "https://")):
             raise BadRequest("the agent's URL must start with http:// or https://")
         protocol = _text(body, "protocol", required=False)
+        previous = _text(body, "previous", required=False)
+        if previous is not None:  # the page connects anew: the old connection is done
+            await self.connections.close(previous)
         connection = Connection(url, protocol)
         self.connections.add(connection)
         try:
@@ -119,6 +122,9 @@ class API:
         except A2AError as error:
             return JSONResponse({"id": connection.id, "error": error_json(error)})
         return JSONResponse({"id": connection.id, **card_view(connection)})
+
+    async def checks(self, request: Request, body: dict[str, Any]) -> Response:
+        return JSONResponse(await conformance(self.connection(body)))
 
     async def connect(self, request: Request, body: dict[str, Any]) -> Response:
         connection = self.connection(body)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
@@ -77,12 +76,12 @@ class Connection:
         try:
             self.card = await fetch_card(self.url, self.http, protocol=self.fetched_as)
         finally:
-            self.raw_card = self._raw_card(first)
+            self.raw_card = self._raw_card(list(self.wire.entries)[first:])
         self.signature = await _signature(verifier, self.raw_card)
 
-    def _raw_card(self, first: int) -> dict[str, Any] | None:
-        """The card's JSON as it was received (the last JSON body read since ``first``)."""
-        for entry in reversed(self.wire.entries[first:]):
+    def _raw_card(self, entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The card's JSON as it was received: the last body of ``entries``."""
+        for entry in reversed(entries):
             if entry["kind"] == "body":
                 try:
                     raw = json.loads(entry["body"])
@@ -105,9 +104,7 @@ class Connection:
         """Make the client for ``choice``; returns the interface it talks to. Raises
         ``ClientError`` when the card offers nothing for it."""
         assert self.card is not None
-        interceptors: list[ClientInterceptor] = [
-            CredentialsAuth(StaticCredentials({k: v for k, v in choice.credentials.items() if v}))
-        ]
+        interceptors = self.interceptors(choice)
         grpc = (choice.transport or "").upper() == "GRPC"
         if grpc:
             target = next((o["url"] for o in self.options() if o["transport"] == "GRPC"), self.url)
@@ -131,15 +128,18 @@ class Connection:
             "url": interface.url,
         }
 
+    def interceptors(self, choice: Choice | None = None) -> list[ClientInterceptor]:
+        """What puts the credentials of ``choice`` (default: the one in use) on a call."""
+        credentials = (choice or self.choice).credentials
+        given = {name: value for name, value in credentials.items() if value}
+        return [CredentialsAuth(StaticCredentials(given))]
+
     async def _notified(self, notification: PushNotification) -> None:
-        self.wire.publish(
-            {
-                "kind": "push",
-                "time": time.time(),
-                "verified": True,
-                "claims": notification.claims,
-                "task": json.loads(notification.task.to_json()),
-            }
+        self.wire.add(
+            "push",
+            verified=True,
+            claims=notification.claims,
+            task=json.loads(notification.task.to_json()),
         )
 
     async def receive_push(self, scope: Any, receive: Any, send: Any) -> None:
@@ -162,15 +162,12 @@ class Connection:
 
         await self.receiver(scope, receive_body, send_answer)
         if status and status[0] != 200:
-            self.wire.publish(
-                {
-                    "kind": "push",
-                    "time": time.time(),
-                    "verified": False,
-                    "status": status[0],
-                    "reason": _reason(b"".join(answer)),
-                    "body": b"".join(received).decode("utf-8", "replace"),
-                }
+            self.wire.add(
+                "push",
+                verified=False,
+                status=status[0],
+                reason=_reason(b"".join(answer)),
+                body=b"".join(received).decode("utf-8", "replace"),
             )
 
     async def close_client(self) -> None:
@@ -220,6 +217,12 @@ class Connections:
 
     def add(self, connection: Connection) -> None:
         self.by_id[connection.id] = connection
+
+    async def close(self, connection_id: str) -> None:
+        """Close the connection ``connection_id``, if there is one."""
+        connection = self.by_id.pop(connection_id, None)
+        if connection is not None:
+            await connection.aclose()
 
     async def aclose(self) -> None:
         async with AsyncExitStack() as closing:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shlex
 import time
+from collections import deque
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -26,31 +27,31 @@ from parley.protocol import A2AError
 _STREAMED = "text/event-stream"
 _FEED_BUFFER = 1024
 """Entries a slow page may lag behind before it misses some (it can reload the log)."""
+KEPT = 10_000
+"""Entries kept for a page that opens (or reopens) the feed; older ones are dropped."""
 
 
 class WireLog:
     """The entries of one connection, and the pages following them live."""
 
     def __init__(self) -> None:
-        self.entries: list[dict[str, Any]] = []
+        self.entries: deque[dict[str, Any]] = deque(maxlen=KEPT)
+        self._count = 0
         self._followers: set[MemoryObjectSendStream[dict[str, Any]]] = set()
 
     def add(self, kind: str, **fields: Any) -> int:
         """Record an entry; returns its number (``of`` in the entries that follow it)."""
-        entry = {"n": len(self.entries) + 1, "kind": kind, "time": time.time(), **fields}
+        self._count += 1
+        entry = {"n": self._count, "kind": kind, "time": time.time(), **fields}
         self.entries.append(entry)
-        self.publish(entry)
-        return int(entry["n"])
-
-    def publish(self, item: dict[str, Any]) -> None:
-        """Hand ``item`` to every follower that keeps up; one that does not misses it."""
         for follower in list(self._followers):
             try:
-                follower.send_nowait(item)
+                follower.send_nowait(entry)
             except anyio.WouldBlock:
                 pass
             except (anyio.BrokenResourceError, anyio.ClosedResourceError):
                 self._followers.discard(follower)
+        return self._count
 
     async def follow(self) -> AsyncIterator[dict[str, Any]]:
         """The entries so far, then each new one as it is added."""

@@ -73,9 +73,15 @@ $("connect").addEventListener("submit", (event) => {
 async function connect(url, fetchVersion, wanted) {
   $("connection-status").textContent = "reading the card…";
   if (state.feed) state.feed.close();
-  state.wire.clear();
-  $("wire-view").replaceChildren();
-  const answer = await api("/api/card", {url, protocol: fetchVersion || null});
+  if (state.running) state.running.abort();
+  Object.assign(state, {contextId: null, taskId: null, tasks: new Map(), wire: new Map()});
+  for (const id of ["wire-view", "timeline-view", "messages"]) $(id).replaceChildren();
+  for (const old of document.querySelectorAll(".push")) old.remove();
+  $("push-hint").hidden = false;
+  $("push-count").textContent = $("wire-count").textContent = "";
+  updateTaskLine();
+  const answer = await api("/api/card", {url, protocol: fetchVersion || null, previous: state.conn});
+  state.conn = null;
   if (answer.id) follow(answer.id);
   if (answer.error) {
     $("connection-status").textContent = "no card";
@@ -90,12 +96,14 @@ async function connect(url, fetchVersion, wanted) {
   renderSession(answer, wanted || {});
   history.replaceState(null, "", `/?agent=${encodeURIComponent(url)}`);
   await applySession();
+  runChecks(answer.id, answer.advice || []);
 }
 
 function follow(connectionId) {
   state.feed = new EventSource(`/api/feed/${connectionId}`);
   state.feed.onmessage = (message) => {
     const entry = JSON.parse(message.data);
+    if (state.wire.has(entry.n)) return;  // a reopened feed starts again from the first
     if (entry.kind === "push") showPush(entry);
     else showWire(entry);
   };
@@ -127,11 +135,37 @@ function renderCard(answer) {
   );
   $("card-view").replaceChildren(view);
   $("raw-view").textContent = pretty(answer.raw ?? answer.card);
-  const checks = answer.checks || [];
-  $("checks-count").textContent = checks.length ? `(${checks.length})` : "✓";
-  $("checks-view").replaceChildren(checks.length
-    ? el("ul", {}, checks.map((c) => el("li", {class: `check-${c.level}`}, `${c.level}: `, c.id ? `${c.id} ` : "", c.text)))
-    : el("p", {}, "The card passes every check."));
+  $("checks-count").textContent = "…";
+  $("checks-view").replaceChildren(el("p", {class: "hint"}, "Running the card checks of parley check…"),
+    adviceList(answer.advice || []));
+}
+
+function adviceList(advice) {
+  return advice.length
+    ? el("div", {}, el("h3", {}, "Advice"), el("ul", {}, advice.map((a) => el("li", {class: "check-warning"}, a.text))))
+    : null;
+}
+
+const VERDICT = {pass: ["ok", "pass"], fail: ["bad", "FAIL"], skip: ["muted", "skip"]};
+
+async function runChecks(connectionId, advice) {
+  const report = await api("/api/checks", {id: connectionId});
+  if (connectionId !== state.conn) return;  // connected elsewhere meanwhile
+  if (report.error) {
+    $("checks-count").textContent = "";
+    $("checks-view").replaceChildren(errorBox(report.error), adviceList(advice));
+    return;
+  }
+  const failed = report.results.filter((r) => r.status === "fail");
+  $("checks-count").textContent = failed.length ? `(${failed.length} failed)` : "✓";
+  $("checks-view").replaceChildren(
+    el("p", {}, failed.length ? `${failed.length} of ${report.results.length} checks failed.` : `The card passes every check (${report.results.length} run).`),
+    el("table", {id: "check-results"}, report.results.map((r) => el("tr", {class: `check ${r.status}`},
+      el("td", {}, el("span", {class: `badge ${VERDICT[r.status][0]}`}, VERDICT[r.status][1])),
+      el("td", {}, el("strong", {}, r.id), ` ${r.level} · ${r.section}${r.version ? ` · ${r.version} ${r.binding || ""}` : ""}`,
+        el("div", {}, r.title), r.reason ? el("div", {class: r.status === "fail" ? "problem" : "hint"}, r.reason) : null,
+        r.evidence.length ? el("details", {}, el("summary", {}, "evidence"), el("pre", {class: "json"}, pretty(r.evidence))) : null)))),
+    adviceList(advice));
 }
 
 function renderSkill(skill) {
@@ -427,9 +461,10 @@ async function resume() {
 function updateButtons() {
   const task = state.tasks.get(state.taskId);
   const open = Boolean(task && task.state && !TERMINAL.has(task.state));
+  const running = open && !INTERRUPTED.has(task.state);  // events still to come
   $("cancel").disabled = !state.conn || !open;
   $("detach").disabled = !state.running;
-  $("resume").disabled = Boolean(state.running) || !open || !$("streaming").checked;
+  $("resume").disabled = Boolean(state.running) || !running || !$("streaming").checked;
 }
 
 function updateTaskLine() {
@@ -476,7 +511,7 @@ function showWire(entry) {
   }
   state.wire.set(entry.n, node);
   $("wire-view").append(node);
-  $("wire-count").textContent = `(${state.wire.size})`;
+  $("wire-count").textContent = `(${$("wire-view").children.length})`;
 }
 
 function wireTitle(entry) {
@@ -499,6 +534,7 @@ async function copy(text) {
 // -- push -------------------------------------------------------------------------------
 
 function showPush(entry) {
+  state.wire.set(entry.n, null);
   $("push-hint").hidden = true;
   const count = document.querySelectorAll(".push").length + 1;
   $("push-count").textContent = `(${count})`;
