@@ -95,6 +95,8 @@ def test_a_report_streams_over_grpc(page: Any, inspector: Inspector, agent: str)
     page.click("button[data-view=wire-view]")
     expect(page.locator(".wire.request").last).to_contain_text("gRPC SendStreamingMessage")
     expect(page.locator(".wire.event").filter(has_text="## Conclusion")).to_have_count(1)
+    page.locator(".wire.request summary").last.click()  # opened, as in the docs' picture
+    page.locator(".wire.event summary").last.click()
     screenshot(page, "inspect-wire")
 
 
@@ -140,6 +142,7 @@ def test_the_agents_errors_are_shown_as_it_gave_them(
     error = page.locator(".bubble.error").last
     expect(error).to_contain_text(re.compile("Unauthenticated|Authentication"))
     expect(error).to_contain_text("X-API-Key")
+    expect(page.locator(".wire.response").filter(has_text="401")).to_have_count(1)
     screenshot(page, "inspect-error")
     page.fill("#credentials input[data-scheme=apiKey]", API_KEY)
     page.click("#apply")

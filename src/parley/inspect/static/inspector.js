@@ -461,9 +461,10 @@ async function resume() {
 function updateButtons() {
   const task = state.tasks.get(state.taskId);
   const open = Boolean(task && task.state && !TERMINAL.has(task.state));
+  const running = open && !INTERRUPTED.has(task.state);  // events still to come
   $("cancel").disabled = !state.conn || !open;
   $("detach").disabled = !state.running;
-  $("resume").disabled = Boolean(state.running) || !open || !$("streaming").checked;
+  $("resume").disabled = Boolean(state.running) || !running || !$("streaming").checked;
 }
 
 function updateTaskLine() {
