@@ -4,14 +4,17 @@ it serves: in process (ASGI, no socket) and over real sockets with gRPC too."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from parley import check
 from parley.check import Level, Report, Status
-from parley.demo import create_demo_app
-from parley.server import GRPCOptions
+from parley.client import APIKeyAuth
+from parley.demo import create_demo_app, demo, demo_card
+from parley.server import APIKeyVerifier, GRPCOptions, create_app
 from parley.server.push import PushSettings
+from parley.types import APIKeySecurityScheme
 from tests.servers import running
 
 WEBHOOK = "http://127.0.0.1:9/a2a-check"
@@ -73,3 +76,48 @@ async def test_the_demo_agent_passes_on_every_binding_over_sockets(served: str) 
     _assert_passes(report)
     grpc = [r for r in report.results if r.binding == "GRPC" and r.status is Status.passed]
     assert {r.version for r in grpc} == {"1.0", "0.3"}
+
+
+def _secured(**options: Any) -> Any:
+    card = demo_card().model_copy(
+        update={
+            "security_schemes": {"key": APIKeySecurityScheme(name="X-API-Key", in_="header")},
+            "security": [{"key": []}],
+            "supports_authenticated_extended_card": True,
+        }
+    )
+    extended = card.model_copy(update={"name": "parley demo agent (extended)"})
+    return create_app(
+        demo,
+        card,
+        security={"key": APIKeyVerifier({"alice": "k-alice"})},
+        extended_card=extended,
+        **options,
+    )
+
+
+@pytest.fixture(scope="module")
+def secured() -> Iterator[str]:
+    with running(_secured(grpc=GRPCOptions(port=0))) as url:
+        yield url
+
+
+async def test_an_agent_behind_an_api_key_passes_with_the_key(secured: str) -> None:
+    report = await check.run(secured, interceptors=[APIKeyAuth("k-alice")])
+    _assert_passes(report)
+    auth = {(r.check.id, r.binding) for r in report.results if r.status is Status.passed}
+    for binding in ("JSONRPC", "HTTP+JSON", "GRPC"):
+        assert ("auth.required", binding) in auth
+        assert ("auth.accepted", binding) in auth
+        assert ("auth.extended-card", binding) in auth
+    assert ("auth.challenge", "HTTP+JSON") in auth
+
+
+async def test_without_credentials_the_checks_that_need_them_are_skipped(secured: str) -> None:
+    report = await check.run(secured, only=["auth", "tasks.send"])
+    statuses = {(r.check.id, r.status) for r in report.results}
+    assert ("auth.required", Status.passed) in statuses
+    assert ("auth.accepted", Status.skipped) in statuses
+    refused = [r for r in report.results if r.check.id == "tasks.send"]
+    assert refused
+    assert all(r.status is Status.failed and "Unauthenticated" in r.reason for r in refused)

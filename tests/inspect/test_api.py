@@ -32,6 +32,16 @@ def test_the_card_gives_every_interface_and_its_signature(api: httpx.Client, age
     assert offered == {(v, t) for v in ("1.0", "0.3") for t in ("JSONRPC", "GRPC", "HTTP+JSON")}
 
 
+def test_the_card_checks_of_parley_check_run_on_the_agent(api: httpx.Client, agent: str) -> None:
+    card = api.post("/api/card", json={"url": agent}).json()
+    report = api.post("/api/checks", json={"id": card["id"]}).json()
+    verdicts = {(r["id"], r["version"], r["binding"]): r["status"] for r in report["results"]}
+    assert {r["area"] for r in report["results"]} == {"card"}
+    assert verdicts[("card.signatures", None, None)] == "pass"
+    assert verdicts[("card.interface-answers", "1.0", "GRPC")] == "pass"
+    assert report["counts"]  # and what failed, if anything, is in the results
+
+
 def test_a_2025_early_card_is_spoken_to_in_its_dialect(api: httpx.Client, agent: str) -> None:
     card = api.post("/api/card", json={"url": agent, "protocol": "2025-early"}).json()
     assert [o["protocol"] for o in card["options"]] == ["2025-early"]

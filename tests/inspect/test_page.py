@@ -42,11 +42,17 @@ def test_opens_connected_to_the_agent_its_address_names(
     for binding in ("JSONRPC", "GRPC", "HTTP+JSON"):
         expect(interfaces).to_contain_text(binding)
     expect(page.locator("#skills")).to_contain_text("Flight booking")
-    expect(page.locator("#checks-count")).to_have_text("✓")
     page.click("button[data-view=raw-view]")
     expect(page.locator("#raw-view")).to_contain_text('"signatures"')
     page.click("button[data-view=card-view]")
     screenshot(page, "inspect-card")
+    # the card checks of parley check, run on the agent
+    page.click("button[data-view=checks-view]")
+    signatures = page.locator("#check-results tr").filter(has_text="card.signatures")
+    expect(signatures).to_contain_text("pass", timeout=60_000)
+    failed = page.locator("#check-results tr.fail").count()
+    expect(page.locator("#checks-count")).to_have_text(f"({failed} failed)" if failed else "✓")
+    screenshot(page, "inspect-checks")
 
 
 def test_a_multi_turn_booking_stays_in_one_task(
@@ -89,6 +95,8 @@ def test_a_report_streams_over_grpc(page: Any, inspector: Inspector, agent: str)
     page.click("button[data-view=wire-view]")
     expect(page.locator(".wire.request").last).to_contain_text("gRPC SendStreamingMessage")
     expect(page.locator(".wire.event").filter(has_text="## Conclusion")).to_have_count(1)
+    page.locator(".wire.request summary").last.click()  # opened, as in the docs' picture
+    page.locator(".wire.event summary").last.click()
     screenshot(page, "inspect-wire")
 
 
@@ -134,6 +142,7 @@ def test_the_agents_errors_are_shown_as_it_gave_them(
     error = page.locator(".bubble.error").last
     expect(error).to_contain_text(re.compile("Unauthenticated|Authentication"))
     expect(error).to_contain_text("X-API-Key")
+    expect(page.locator(".wire.response").filter(has_text="401")).to_have_count(1)
     screenshot(page, "inspect-error")
     page.fill("#credentials input[data-scheme=apiKey]", API_KEY)
     page.click("#apply")

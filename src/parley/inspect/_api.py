@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from parley.client import ClientCallContext, user_message
-from parley.inspect._card import card_view
+from parley.inspect._card import card_view, conformance
 from parley.inspect._session import Choice, Connection, Connections
 from parley.protocol import BY_NAME, A2AError
 from parley.types import (
@@ -122,6 +122,9 @@ class API:
         except A2AError as error:
             return JSONResponse({"id": connection.id, "error": error_json(error)})
         return JSONResponse({"id": connection.id, **card_view(connection)})
+
+    async def checks(self, request: Request, body: dict[str, Any]) -> Response:
+        return JSONResponse(await conformance(self.connection(body)))
 
     async def connect(self, request: Request, body: dict[str, Any]) -> Response:
         connection = self.connection(body)

@@ -39,6 +39,7 @@ def create_inspector_app(token: str, hosts: Collection[str] = (), *, port: int =
     routes = [
         Route("/", page),
         Route("/api/card", endpoint(api.card), methods=["POST"]),
+        Route("/api/checks", endpoint(api.checks), methods=["POST"]),
         Route("/api/connect", endpoint(api.connect), methods=["POST"]),
         Route("/api/send", endpoint(api.send), methods=["POST"]),
         Route("/api/resubscribe", endpoint(api.resubscribe), methods=["POST"]),

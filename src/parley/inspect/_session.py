@@ -104,9 +104,7 @@ class Connection:
         """Make the client for ``choice``; returns the interface it talks to. Raises
         ``ClientError`` when the card offers nothing for it."""
         assert self.card is not None
-        interceptors: list[ClientInterceptor] = [
-            CredentialsAuth(StaticCredentials({k: v for k, v in choice.credentials.items() if v}))
-        ]
+        interceptors = self.interceptors(choice)
         grpc = (choice.transport or "").upper() == "GRPC"
         if grpc:
             target = next((o["url"] for o in self.options() if o["transport"] == "GRPC"), self.url)
@@ -129,6 +127,12 @@ class Connection:
             "transport": interface.transport,
             "url": interface.url,
         }
+
+    def interceptors(self, choice: Choice | None = None) -> list[ClientInterceptor]:
+        """What puts the credentials of ``choice`` (default: the one in use) on a call."""
+        credentials = (choice or self.choice).credentials
+        given = {name: value for name, value in credentials.items() if value}
+        return [CredentialsAuth(StaticCredentials(given))]
 
     async def _notified(self, notification: PushNotification) -> None:
         self.wire.add(

@@ -126,6 +126,9 @@ class OutboxEntry:
     created: float = 0.0
     """Epoch seconds the entry was written (set by the store): delivery gives up a
     deadline after it."""
+    traceparent: str | None = None
+    """The W3C ``traceparent`` of the run that produced it, when it was traced: the
+    notification carries it, whichever process delivers it."""
 
 
 @dataclass(frozen=True, slots=True)

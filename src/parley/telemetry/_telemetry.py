@@ -17,7 +17,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TypeVar
 
 from opentelemetry import context as otel_context
-from opentelemetry import trace
+from opentelemetry import propagate, trace
 from opentelemetry.metrics import MeterProvider
 from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, TracerProvider
 
@@ -71,6 +71,33 @@ class TurnRecord:
 
 
 _TURN: ContextVar[TurnRecord | None] = ContextVar("parley_turn", default=None)
+
+
+class PushAttempt:
+    """One delivery attempt being made: the trace headers the notification carries,
+    and what came of it."""
+
+    __slots__ = ("_instruments", "headers", "span")
+
+    def __init__(self, telemetry: Telemetry, span: Span) -> None:
+        self.span = span
+        self._instruments = telemetry.instruments
+        self.headers: dict[str, str] = {}
+        propagate.inject(self.headers, trace.set_span_in_context(span))
+
+    def ended(self, delivered: bool, settled: bool, status: int | None) -> None:
+        """The attempt came to this: ``delivered``, or not (and then ``settled``: given
+        up on; otherwise put off for another attempt); ``status``, the webhook's."""
+        outcome = "delivered" if delivered else ("failed" if settled else "retry")
+        span = self.span
+        span.set_attribute(names.PUSH_OUTCOME, outcome)
+        if status is not None:
+            span.set_attribute(names.HTTP_STATUS, status)
+        if not delivered:
+            span.set_status(Status(StatusCode.ERROR, outcome))
+        self._instruments.push_deliveries.add(1, {names.PUSH_OUTCOME: outcome})
+        if settled:
+            self._instruments.push_backlog.add(-1)
 
 
 class Telemetry:
@@ -175,36 +202,24 @@ class Telemetry:
     # -- push ------------------------------------------------------------------------
 
     @contextmanager
-    def push_attempt(
-        self, task_id: str, config_id: str, attempt: int, produced_by: str | None
-    ) -> Iterator[Span]:
-        """One delivery attempt of a push notification, a ``CLIENT`` span in the trace of
-        the run that produced it (``produced_by``, the ``traceparent`` stored with the
-        outbox entry); the notification carries this span's context."""
-        parent = span_context(produced_by)
-        context = (
-            None if parent is None else trace.set_span_in_context(trace.NonRecordingSpan(parent))
-        )
+    def push_attempt(self, entry: Any, url: str) -> Iterator[PushAttempt]:
+        """One delivery attempt of a push notification (an outbox entry): a ``CLIENT``
+        span in the trace of the run that produced it (the entry's ``traceparent``),
+        whose context the notification carries (``PushAttempt.headers``)."""
+        parent = span_context(entry.traceparent)
+        context = None
+        if parent is not None:
+            context = trace.set_span_in_context(trace.NonRecordingSpan(parent))
         attributes: dict[str, str | int] = {
-            names.TASK_ID: task_id,
-            names.PUSH_CONFIG_ID: config_id,
-            names.PUSH_ATTEMPT: attempt,
+            names.TASK_ID: entry.task_id,
+            names.PUSH_CONFIG_ID: entry.config_id,
+            names.PUSH_ATTEMPT: entry.attempts + 1,
+            names.EVENT_SEQUENCE: entry.sequence,
+            names.URL_FULL: url,
         }
         span = self.tracer.start_span(names.PUSH_DELIVERY, context, SpanKind.CLIENT, attributes)
         with trace.use_span(span, end_on_exit=True):
-            yield span
-
-    def push_outcome(self, span: Span, delivered: bool, retry: bool, status: int | None) -> None:
-        """What a delivery attempt came to, on its span and in the deliveries counter."""
-        outcome = "delivered" if delivered else ("retry" if retry else "failed")
-        span.set_attribute(names.PUSH_OUTCOME, outcome)
-        if status is not None:
-            span.set_attribute(names.HTTP_STATUS, status)
-        if not delivered:
-            span.set_status(Status(StatusCode.ERROR, outcome))
-        self.instruments.push_deliveries.add(1, {names.PUSH_OUTCOME: outcome})
-        if delivered or not retry:
-            self.instruments.push_backlog.add(-1)
+            yield PushAttempt(self, span)
 
     # -- stores and leases -------------------------------------------------------------
 

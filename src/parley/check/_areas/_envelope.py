@@ -43,8 +43,11 @@ async def parse_error(probe: Probe) -> None:
     if probe.binding == JSONRPC:
         response = await probe.jsonrpc(broken)
         jsonrpc_error(response, PARSE_ERROR)
-        if json.loads(response.content).get("id", "absent") is not None:
-            raise Failed("the parse error's id is not null (JSON-RPC 2.0 §5)")
+        answer = json.loads(response.content)
+        if "id" not in answer:
+            raise Failed("the parse error has no id (JSON-RPC 2.0 §5: it is null)")
+        if answer["id"] is not None:
+            raise Failed(f"the parse error's id is {answer['id']!r} (JSON-RPC 2.0 §5: null)")
         return
     verb, path = rest_path(probe, "send_message")
     rest_error(probe, await probe.rest(verb, path, broken), PARSE_ERROR)

@@ -96,6 +96,7 @@ async function connect(url, fetchVersion, wanted) {
   renderSession(answer, wanted || {});
   history.replaceState(null, "", `/?agent=${encodeURIComponent(url)}`);
   await applySession();
+  runChecks(answer.id, answer.advice || []);
 }
 
 function follow(connectionId) {
@@ -134,11 +135,37 @@ function renderCard(answer) {
   );
   $("card-view").replaceChildren(view);
   $("raw-view").textContent = pretty(answer.raw ?? answer.card);
-  const checks = answer.checks || [];
-  $("checks-count").textContent = checks.length ? `(${checks.length})` : "✓";
-  $("checks-view").replaceChildren(checks.length
-    ? el("ul", {}, checks.map((c) => el("li", {class: `check-${c.level}`}, `${c.level}: `, c.id ? `${c.id} ` : "", c.text)))
-    : el("p", {}, "The card passes every check."));
+  $("checks-count").textContent = "…";
+  $("checks-view").replaceChildren(el("p", {class: "hint"}, "Running the card checks of parley check…"),
+    adviceList(answer.advice || []));
+}
+
+function adviceList(advice) {
+  return advice.length
+    ? el("div", {}, el("h3", {}, "Advice"), el("ul", {}, advice.map((a) => el("li", {class: "check-warning"}, a.text))))
+    : null;
+}
+
+const VERDICT = {pass: ["ok", "pass"], fail: ["bad", "FAIL"], skip: ["muted", "skip"]};
+
+async function runChecks(connectionId, advice) {
+  const report = await api("/api/checks", {id: connectionId});
+  if (connectionId !== state.conn) return;  // connected elsewhere meanwhile
+  if (report.error) {
+    $("checks-count").textContent = "";
+    $("checks-view").replaceChildren(errorBox(report.error), adviceList(advice));
+    return;
+  }
+  const failed = report.results.filter((r) => r.status === "fail");
+  $("checks-count").textContent = failed.length ? `(${failed.length} failed)` : "✓";
+  $("checks-view").replaceChildren(
+    el("p", {}, failed.length ? `${failed.length} of ${report.results.length} checks failed.` : `The card passes every check (${report.results.length} run).`),
+    el("table", {id: "check-results"}, report.results.map((r) => el("tr", {class: `check ${r.status}`},
+      el("td", {}, el("span", {class: `badge ${VERDICT[r.status][0]}`}, VERDICT[r.status][1])),
+      el("td", {}, el("strong", {}, r.id), ` ${r.level} · ${r.section}${r.version ? ` · ${r.version} ${r.binding || ""}` : ""}`,
+        el("div", {}, r.title), r.reason ? el("div", {class: r.status === "fail" ? "problem" : "hint"}, r.reason) : null,
+        r.evidence.length ? el("details", {}, el("summary", {}, "evidence"), el("pre", {class: "json"}, pretty(r.evidence))) : null)))),
+    adviceList(advice));
 }
 
 function renderSkill(skill) {
@@ -434,9 +461,10 @@ async function resume() {
 function updateButtons() {
   const task = state.tasks.get(state.taskId);
   const open = Boolean(task && task.state && !TERMINAL.has(task.state));
+  const running = open && !INTERRUPTED.has(task.state);  // events still to come
   $("cancel").disabled = !state.conn || !open;
   $("detach").disabled = !state.running;
-  $("resume").disabled = Boolean(state.running) || !open || !$("streaming").checked;
+  $("resume").disabled = Boolean(state.running) || !running || !$("streaming").checked;
 }
 
 function updateTaskLine() {

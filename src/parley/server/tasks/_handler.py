@@ -134,7 +134,11 @@ class RequestHandler:
         if card.capabilities.push_notifications:
             settings = push if push is not None else PushSettings()
             self.push = PushService(
-                self.task_store, self.signing_keys, settings, issuer=card.url or None
+                self.task_store,
+                self.signing_keys,
+                settings,
+                issuer=card.url or None,
+                telemetry=self.telemetry,
             )
             self.runs.notifications = self.push
 
