@@ -115,10 +115,13 @@ def page(browser: Any) -> Iterator[Any]:
     context = browser.new_context(viewport={"width": 1400, "height": 860})
     opened = context.new_page()
     opened.set_default_timeout(20_000)
+    errors: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
     try:
         yield opened
     finally:
         context.close()
+    assert not errors, f"the page's scripts failed: {errors}"
 
 
 def screenshot(page: Any, name: str) -> None:

@@ -80,6 +80,12 @@ def test_a_multi_turn_booking_stays_in_one_task(
     expect(page.locator(".wire.request .curl").first).to_contain_text("curl")
     page.click("button[data-view=timeline-view]")
     screenshot(page, "inspect-chat")
+    # the task is over: the next message is a new task of the same context, beside it
+    say(page, "tell me a joke")
+    expect(lanes).to_have_count(2)
+    expect(page.locator(".context")).to_have_count(1)
+    expect(lanes.nth(1)).to_contain_text("completed")
+    assert lanes.nth(1).get_attribute("data-task") != first
 
 
 def test_a_report_streams_over_grpc(page: Any, inspector: Inspector, agent: str) -> None:

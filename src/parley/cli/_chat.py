@@ -19,7 +19,7 @@ from parley.cli._common import (
     out,
     run,
 )
-from parley.cli._render import show_result, state_line
+from parley.cli._render import show_result, show_status, state_line, task_line
 from parley.cli._talk import follow
 from parley.client import Client, TaskTracker
 from parley.protocol import is_interrupted, is_terminal
@@ -84,23 +84,38 @@ def read_line() -> str | None:
 
 
 async def turn(client: Client, conversation: Conversation, text: str, save_dir: Path) -> None:
-    """Send one line and show the answer; remember the context and any waiting task."""
+    """Send one line and show the answer; remember the context and any waiting task.
+    A task that waits for an answer is announced once: its question, or a line saying
+    it waits when it asks none."""
     card = client.card
     streaming = card is not None and bool(card.capabilities.streaming)
     context_id, task_id = conversation.context_id, conversation.task_id
     if streaming:
         tracker = conversation.tracker
         events = client.stream_message(text, context_id=context_id, task_id=task_id)
-        state = await follow(events, False, save_dir, tracker)
+        state = await follow(events, False, save_dir, tracker, final_line=False)
         conversation.update(tracker.task, state)
+        task = tracker.task
+        if task is not None and state is not None and not is_interrupted(state):
+            out.print()
+            out.print(task_line(task.id, state))
     else:
         result = await client.send_message(text, context_id=context_id, task_id=task_id)
-        show_result(out, result, save_dir)
-        if isinstance(result, Task):
-            state = result.status.state
-            conversation.update(result, state)
+        task = result if isinstance(result, Task) else None
+        state = None if task is None else task.status.state
+        if task is not None and state is not None and is_interrupted(state):
+            message = task.status.message
+            show_status(out, state, [] if message is None else message.parts, save_dir)
+        else:
+            show_result(out, result, save_dir)
+        if task is not None:
+            conversation.update(task, state)
         else:
             conversation.context_id = result.context_id or conversation.context_id
-            state = None
-    if state is not None and is_interrupted(state):
+    if state is not None and is_interrupted(state) and (task is None or not _asks(task)):
         out.print(f"[dim]the agent waits for your answer ({state_line(state)})[/]")
+
+
+def _asks(task: Task) -> bool:
+    """Whether the task's status carries a message (its question, shown already)."""
+    return task.status.message is not None and bool(task.status.message.parts)

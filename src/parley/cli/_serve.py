@@ -385,6 +385,11 @@ def _load(
         if options or keys:
             _fail(f"{target} is a built A2AApp: give it push settings, keys and its bus in code")
         return value, None
+    if isinstance(value, AgentCard):
+        _fail(
+            f"{target} is the card: name the agent beside it (module:agent, an "
+            "AgentExecutor instance or an @agent function; its card is read from `card`)"
+        )
     card: Any = getattr(module, "card", None)
     if not isinstance(card, AgentCard):
         _fail(f"{target} is an agent, but {module.__name__!r} defines no `card` (an AgentCard)")

@@ -39,6 +39,7 @@ from parley.client import AgentKeys, CardVerifier, TaskTracker, card_warnings, f
 from parley.client._card_verify import POLICIES
 from parley.protocol import TERMINAL_STATES
 from parley.types import (
+    AgentCard,
     DataPart,
     Event,
     FilePart,
@@ -87,6 +88,7 @@ def card(
     async def action() -> None:
         if extended:
             async with connection.open() as client:
+                declares_extended(client.card)
                 agent_card = await client.get_extended_card()
         else:
             tls = connection.tls
@@ -104,6 +106,22 @@ def card(
             err.print(f"signature: {found.status}{signer}")
 
     run(action)
+
+
+def declares_extended(public: AgentCard | None) -> None:
+    """Refuse ``--extended`` for an agent whose card declares no extended card (asking
+    would meet its credential check, or an error that says less)."""
+    if public is None:
+        return
+    declared = (
+        public.supports_authenticated_extended_card or public.capabilities.extended_agent_card
+    )
+    if not declared:
+        fail(
+            ExitCode.agent_error,
+            f"{public.name} has no extended card (its card does not declare one): "
+            "parley card without --extended shows the card there is",
+        )
 
 
 def card_verifier(url: str, trusted_jwks: str | None, policy: str) -> CardVerifier:
@@ -250,9 +268,12 @@ async def follow(
     json_output: bool,
     save_dir: Path,
     tracker: TaskTracker | None = None,
+    *,
+    final_line: bool = True,
 ) -> TaskState | None:
     """Print a stream's events as they come, with a spinner showing the task's state,
-    then the task's final line (unless the stream's last event was the whole task)."""
+    then (with ``final_line``) the task's final line, unless the stream's last event was
+    the whole task."""
     tracker = tracker or TaskTracker()
     last: Event | None = None
     async with (
@@ -276,7 +297,8 @@ async def follow(
                     status.start()
         if line_open:
             out.print()
-    if tracker.task is not None and tracker.state is not None and not isinstance(last, Task):
+    shown_whole = isinstance(last, Task)
+    if final_line and tracker.task is not None and tracker.state is not None and not shown_whole:
         out.print()
         out.print(task_line(tracker.task.id, tracker.state))
     return tracker.state

@@ -27,6 +27,8 @@ from parley.protocol import A2AError
 _STREAMED = "text/event-stream"
 _FEED_BUFFER = 1024
 """Entries a slow page may lag behind before it misses some (it can reload the log)."""
+_OPEN_CALLS = 256
+"""gRPC calls whose answers are still told apart (each stream stays here once done)."""
 KEPT = 10_000
 """Entries kept for a page that opens (or reopens) the feed; older ones are dropped."""
 
@@ -178,6 +180,8 @@ class GRPCRecorder(ClientInterceptor):
         self._calls: dict[int, int] = {}
 
     async def before(self, call: ClientCall) -> None:
+        if len(self._calls) >= _OPEN_CALLS:  # streams have no end hook: forget the oldest
+            del self._calls[next(iter(self._calls))]
         self._calls[id(call)] = self.log.add(
             "request",
             binding="grpc",
