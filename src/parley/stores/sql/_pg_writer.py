@@ -32,8 +32,8 @@ cancelled leaves its write in the batch (it may still be committed), and never c
 anyone else's.
 
 A batch of new tasks' writes (new leases, events, snapshots; no lease to take or
-check, no task twice) is one statement instead (``_pg_batch``): one round trip, not
-``BEGIN``, a statement per kind and ``COMMIT``.
+check, no task twice) is one statement instead (``parley._speedups.postgres``): one
+round trip, not ``BEGIN``, a statement per kind and ``COMMIT``.
 
 If the shared transaction (or statement) fails, each write of the batch runs again in
 a transaction of its own, so each caller gets its own result (``ValueError`` for a
@@ -48,6 +48,7 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from parley._speedups.postgres import write_at_once
 from parley.stores._protocols import LeaseLostError, lost
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores.sql._group import (
@@ -63,7 +64,6 @@ from parley.stores.sql._group import (
     LeaseWrite,
     SaveWrite,
 )
-from parley.stores.sql._pg_batch import one_statement, write_at_once
 
 Write = AppendWrite | SaveWrite | LeaseWrite
 Batch = list[tuple[Write, "asyncio.Future[Any]"]]
@@ -253,17 +253,17 @@ async def _commit(raw: Any, batch: Batch) -> None:
     """Write ``batch`` in one transaction, or each write alone if that fails; raises
     only when the connection fails."""
     writes = [write for write, _ in batch]
-    at_once = one_statement(writes)
+    at_once = True
     try:
-        if at_once:
-            taken = await write_at_once(raw, writes)
-        else:
+        taken = await write_at_once(raw, writes)  # ``None``: declined, nothing written
+        if taken is None:
+            at_once = False
             async with raw.transaction():
                 taken = await _apply(raw, writes)
     except Exception as error:
         if raw.is_closed():
             raise
-        if len(batch) == 1 and not at_once:  # the statement's plain inserts: see _pg_batch
+        if len(batch) == 1 and not at_once:  # the statement's plain inserts: see _speedups
             _finish(batch[0][1], _translated(error, batch[0][0]))
             return
         for write, future in batch:
