@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Awaitable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from importlib.metadata import PackageNotFoundError, version
@@ -19,7 +19,15 @@ from typing import Any, TypeVar
 from opentelemetry import context as otel_context
 from opentelemetry import propagate, trace
 from opentelemetry.metrics import MeterProvider
-from opentelemetry.trace import Link, Span, SpanKind, Status, StatusCode, TracerProvider
+from opentelemetry.trace import (
+    Link,
+    Span,
+    SpanContext,
+    SpanKind,
+    Status,
+    StatusCode,
+    TracerProvider,
+)
 
 from parley.telemetry import _names as names
 from parley.telemetry import _server
@@ -28,6 +36,7 @@ from parley.telemetry._metrics import Instruments
 from parley.telemetry._propagation import link, span_context, traceparent
 
 H = TypeVar("H")
+T = TypeVar("T")
 
 SCOPE = "parley"
 """The instrumentation scope of everything parley records."""
@@ -223,22 +232,38 @@ class Telemetry:
 
     # -- stores and leases -------------------------------------------------------------
 
-    @contextmanager
-    def store_write(self, sends: Sequence[str | None] = ()) -> Iterator[None]:
-        """One store transaction writing events, linked to the spans of the sends it
-        carries (``sends``: their ``traceparent``, one per task written)."""
-        links = [Link(found) for found in map(span_context, sends) if found is not None]
-        attributes = {names.STORE_BATCH_SIZE: max(len(sends), 1)}
-        span = self.tracer.start_span(
-            names.STORE_WRITE, kind=SpanKind.INTERNAL, attributes=attributes, links=links
-        )
+    async def store_write(self, write: Awaitable[T], events: Sequence[Any]) -> T:
+        """``write``, the store write of ``events`` (one task's, in one transaction), in
+        a span of its own (a child of the turn), its duration measured. A store that
+        commits the writes of many tasks together records the batch too
+        (``store_batch``)."""
+        attributes = {names.STORE_EVENTS: len(events)}
+        span = self.tracer.start_span(names.STORE_WRITE, attributes=attributes)
         started = time.perf_counter()
         try:
             with trace.use_span(span, end_on_exit=True):
-                yield
+                return await write
         finally:
             self.instruments.store_write_duration.record(time.perf_counter() - started)
-            self.instruments.store_write_batch.record(max(len(sends), 1))
+
+    def origin(self) -> SpanContext | None:
+        """The current span's context, for a batch to link to (``store_batch``)."""
+        found = trace.get_current_span().get_span_context()
+        return found if found.is_valid else None
+
+    @contextmanager
+    def store_batch(self, origins: Sequence[SpanContext | None]) -> Iterator[None]:
+        """One commit of a store that writes the writes of many tasks together (group
+        commit): a span of its own (in no request's trace: it serves several) linked to
+        the spans of the writes it carries (``origins``, from ``origin``)."""
+        links = [Link(found) for found in origins if found is not None]
+        attributes = {names.STORE_BATCH_SIZE: len(origins)}
+        span = self.tracer.start_span(
+            names.STORE_COMMIT, otel_context.Context(), attributes=attributes, links=links
+        )
+        self.instruments.store_write_batch.record(len(origins))
+        with trace.use_span(span, end_on_exit=True):
+            yield
 
     def lease_takeover(self, task_id: str, previous: str | None = None) -> None:
         """This process took ``task_id`` over from one whose lease lapsed: a span linked

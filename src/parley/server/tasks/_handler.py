@@ -124,6 +124,9 @@ class RequestHandler:
             tracer_provider, meter_provider, agent_name=card.name
         )
         """Where spans and metrics go (``None``: nowhere; see ``parley.telemetry``)."""
+        writer = getattr(store, "writer", None)  # a SQL store's group commit
+        if self.telemetry is not None and writer is not None:
+            writer.telemetry = self.telemetry
         self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
         self.sends = Sends(self.runs, self.sent, limits, self._require_push)

@@ -384,7 +384,7 @@ class TaskRuns:
             # Stored before any reader sees it: a sequence number a client was given
             # always names the same event, even after a crash and restart.
             lease = None if self.owners is None else self._writing_lease(current)
-            await self.store.append(
+            write = self.store.append(
                 live.task_id,
                 batch,
                 outbox=outbox,
@@ -393,6 +393,7 @@ class TaskRuns:
                 release=ends and lease is not None,  # before the slot is free
                 owner=live.owner,
             )
+            await (write if self.telemetry is None else self.telemetry.store_write(write, batch))
             if current is not None:
                 current.lease = None if ends or lease is None else replace(lease, new=False)
             if outbox and self.notifications is not None:

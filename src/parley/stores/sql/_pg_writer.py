@@ -44,7 +44,8 @@ fails, the batch's callers get the error and the drain gives the connection up.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
@@ -64,6 +65,9 @@ from parley.stores.sql._group import (
     LeaseWrite,
     SaveWrite,
 )
+
+if TYPE_CHECKING:
+    from parley.telemetry import Telemetry
 
 Write = AppendWrite | SaveWrite | LeaseWrite
 Batch = list[tuple[Write, "asyncio.Future[Any]"]]
@@ -99,12 +103,20 @@ class PostgresWriter:
         self._idle: list[asyncio.Future[bool]] = []
         """Drains waiting, with their connection, for writes (``True``) or the end of
         their linger (``False``)."""
+        self.telemetry: Telemetry | None = None
+        """When set, each commit is a span linked to the writes it carries."""
+        self._origins: weakref.WeakKeyDictionary[asyncio.Future[Any], Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The span each queued write was submitted in (while ``telemetry`` is set)."""
 
     async def submit(self, write: Write) -> Any:
         """Write in the next batch; returns once it is committed (with what a
         ``LeaseWrite`` took: ``(token, expires, last sequence)`` or ``None``), or raises
         its error."""
         future = asyncio.get_running_loop().create_future()
+        if self.telemetry is not None:
+            self._origins[future] = self.telemetry.origin()
         self._queue.append((write, future))
         self._wake()
         return await future
@@ -202,7 +214,13 @@ class PostgresWriter:
     async def _write(self, raw: Any, batch: Batch) -> None:
         self._committing += 1
         try:
-            await _commit(raw, batch)
+            telemetry = self.telemetry
+            if telemetry is None:
+                await _commit(raw, batch)
+                return
+            origins = [self._origins.pop(future, None) for _, future in batch]
+            with telemetry.store_batch(origins):
+                await _commit(raw, batch)
         finally:
             self._committing -= 1
 
