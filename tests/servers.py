@@ -47,16 +47,18 @@ def running(
     timeout: float = 60.0,
     port: int | None = None,
     sock: socket.socket | None = None,
+    settings_class: type[uvicorn.Config] = uvicorn.Config,
     **config: Any,
 ) -> Iterator[str]:
     """Serve ``app`` on uvicorn (on ``sock``, a socket ``listening_socket`` bound and
     held since; or on ``port``, or a free one) and yield its base URL
     (``http://127.0.0.1:PORT``, or ``https://`` when ``config`` has ``ssl_certfile``);
-    ``config`` goes to uvicorn. ``timeout``: for start-up and for shutdown each (10 s
-    was passed on a machine loaded by several test runs, with tracemalloc on)."""
+    ``config`` goes to uvicorn (``settings_class``, a ``uvicorn.Config``). ``timeout``:
+    for start-up and for shutdown each (10 s was passed on a machine loaded by several
+    test runs, with tracemalloc on)."""
     sock = sock or listening_socket(host, port)
     port = sock.getsockname()[1]
-    settings = uvicorn.Config(
+    settings = settings_class(
         app, host=host, port=port, log_level="warning", lifespan="on", **config
     )
     server = uvicorn.Server(settings)

@@ -188,7 +188,7 @@ def test_help_and_version() -> None:
     help_text = subprocess.run(
         [PARLEY, "serve", "--help"], capture_output=True, text=True, env={"COLUMNS": "200"}
     ).stdout
-    assert "parley[grpc]" in help_text
+    assert "parley-a2a[grpc]" in help_text
     version = subprocess.run([PARLEY, "--version"], capture_output=True, text=True)
     assert version.returncode == 0
     assert version.stdout.startswith("parley ")

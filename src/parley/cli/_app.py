@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from types import SimpleNamespace
 from typing import Annotated, Any
 
 import typer
 from typer.core import TyperOption
 
+import parley
 from parley.cli._chat import chat
+from parley.cli._check import check
 from parley.cli._db import db_app
+from parley.cli._inspect import inspect
 from parley.cli._listen import listen
 from parley.cli._serve import serve
 from parley.cli._talk import cancel, card, get, resubscribe, send
@@ -30,12 +32,14 @@ app.command()(cancel)
 app.command()(resubscribe)
 app.command()(chat)
 app.command()(listen)
+app.command()(check)
+app.command()(inspect)
 app.add_typer(db_app)
 
 
 def _show_version(value: bool) -> None:
     if value:
-        typer.echo(f"parley {version('parley-a2a')}")
+        typer.echo(f"parley {parley.__version__}")
         raise typer.Exit
 
 

@@ -3,9 +3,9 @@ server beside them; runs on its own or mounted in Starlette or FastAPI."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Unpack
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -29,38 +29,32 @@ from parley.server._card import (
     resolve_target,
 )
 from parley.server._grpc_options import GRPCOptions
+from parley.server._settings import (
+    AppOptions,
+    ExtendedCard,
+    Serving,
+    ServingOptions,
+    serving,
+    split,
+)
 from parley.server.agent._agent import AgentExecutor
 from parley.server.agent._context import CallContext
 from parley.server.auth._auth import Authenticator, SchemeVerifier, card_challenge
-from parley.server.auth._keys import SigningKeys
 from parley.server.bindings import JSONRPCBinding
-from parley.server.bindings._http import (
-    DEFAULT_MAX_BODY_SIZE,
-    etag_matches,
-    supported_version_asked,
-)
+from parley.server.bindings._http import etag_matches, supported_version_asked
 from parley.server.bindings._http_auth import AuthenticationLayer, Challenging
 from parley.server.bindings._jsonrpc import refusal
-from parley.server.push._configs import PushSettings
-from parley.server.tasks._bus import Bus
 from parley.server.tasks._handler import RequestHandler
-from parley.server.tasks._owners import DEFAULT_LEASE_TTL
-from parley.server.tasks._retention import DEFAULT_RETENTION, Retention
-from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
 
-DEFAULT_CARD_MAX_AGE = 300
-"""How long caches may keep the card, in seconds: a changed card reaches every client
-within five minutes, and a client that asks again sooner gets a 304 for its ETag."""
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 OLD_AGENT_CARD_PATH = "/.well-known/agent.json"
 JWKS_PATH = "/.well-known/jwks.json"
 
-ExtendedCard = AgentCard | Callable[[CallContext], Awaitable[AgentCard]]
-
 
 class A2AApp:
-    """An A2A agent as an ASGI app (``create_app`` is another name for this class).
+    """An A2A agent as an ASGI app: serves a ``RequestHandler``; ``create_app`` builds one
+    for an agent and its card.
 
     Serves the card at ``/.well-known/agent-card.json`` (and at the older
     ``/.well-known/agent.json``, with 2025-early's ``authentication`` member added), the
@@ -78,11 +72,12 @@ class A2AApp:
     event loop. A card that leaves ``additionalInterfaces`` empty is given one entry per
     binding served.
 
-    ``handler``: serve your own ``RequestHandler`` (a subclass, or one built with
-    options of its own) instead of one built from ``agent``; the agent, card, task
-    store, extended card, retention, signing keys and push settings are then the
-    handler's, and passing them here
-    too is a ``TypeError``. The extended card it serves is completed like the public one.
+    ``A2AApp(handler, **serving)`` serves a ``RequestHandler`` (yours, a subclass, or
+    one built with options of its own): the agent, card, task store, extended card,
+    retention, signing keys and push settings are the handler's, and the keywords here
+    are how the app serves it (``Serving``). ``create_app(agent, card, **options)``
+    builds the handler for an agent and serves it. The extended card the handler serves
+    is completed like the public one.
 
     Run on its own (uvicorn, ``parley serve``), the app's lifespan starts and stops the
     agent: recovery of tasks a previous process left, retention, the gRPC server. Mounted
@@ -111,101 +106,41 @@ class A2AApp:
     the client reached the server (see ``TrustedProxies``; uvicorn's own proxy-header
     handling rewrites the client address, so serve with ``proxy_headers=False``).
 
-    ``bus`` and ``lease_ttl`` matter when several processes share a PostgreSQL store
-    (docs/deploy.md): the event bus between them (PostgreSQL ``LISTEN/NOTIFY`` by
-    default, or a ``RedisBus``) and how long a task's lease lasts without renewal.
+    ``create_app``'s ``bus`` and ``lease_ttl`` (the handler's) matter when several
+    processes share a PostgreSQL store (docs/deploy.md): the event bus between them
+    (PostgreSQL ``LISTEN/NOTIFY`` by default, or a ``RedisBus``) and how long a task's
+    lease lasts without renewal.
+
+    ``create_app``'s ``tracer_provider`` and ``meter_provider`` (the handler's): where
+    the agent's spans and metrics go (by default the global OpenTelemetry providers, when
+    set; see docs/observability.md).
 
     With ``tune_gc`` (the default) the lifespan tunes the process's garbage collector for
     serving once startup is done (``parley.server.tune_gc``: freeze what startup built,
     fewer young collections), unless the process has set its own collector settings.
     """
 
-    def __init__(
-        self,
-        agent: AgentExecutor | None = None,
-        card: AgentCard | None = None,
-        *,
-        handler: RequestHandler | None = None,
-        task_store: Store | None = None,
-        extended_card: ExtendedCard | None = None,
-        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
-        retention: Retention | None = DEFAULT_RETENTION,
-        bus: Bus | None = None,
-        lease_ttl: float = DEFAULT_LEASE_TTL,
-        rest: bool | None = None,
-        rest_path: str | None = None,
-        grpc: GRPCOptions | None = None,
-        tune_gc: bool = True,
-        signing_keys: SigningKeys | None = None,
-        push: PushSettings | None = None,
-        security: Mapping[str, SchemeVerifier] | None = None,
-        forwarded_allow_ips: str | Sequence[str] | None = None,
-        sign_card: bool | None = None,
-        card_max_age: int = DEFAULT_CARD_MAX_AGE,
-    ) -> None:
-        self.tune_gc = tune_gc
-        self.proxies = TrustedProxies(forwarded_allow_ips)
-        self.max_body_size = max_body_size
-        self._running = False
-        if handler is None:
-            if agent is None or card is None:
-                raise TypeError("A2AApp needs an agent and its card, or a handler")
-            if push is not None and not card.capabilities.push_notifications:
-                raise CardError(
-                    "push settings were given, but capabilities.pushNotifications is not true"
-                )
-            completed = None if extended_card is None else self._completed(extended_card)
-            handler = RequestHandler(
-                agent,
-                card,
-                task_store=task_store,
-                extended_card=completed,
-                retention=retention,
-                push=push,
-                signing_keys=signing_keys,
-                bus=bus,
-                lease_ttl=lease_ttl,
+    def __init__(self, handler: RequestHandler, **options: Unpack[ServingOptions]) -> None:
+        if not isinstance(handler, RequestHandler):
+            raise TypeError(
+                f"A2AApp serves a RequestHandler, not {type(handler).__name__}: for an agent "
+                "and its card, use create_app(agent, card, ...)"
             )
-        else:
-            own = {"signing_keys": signing_keys, "push": push}
-            _check_own_handler(handler, agent, card, task_store, extended_card, retention, own)
-            if handler.extended_card is not None:
-                handler.extended_card = self._completed(handler.extended_card)
+        settings = serving(options)
+        self.tune_gc = settings.tune_gc
+        self.proxies = TrustedProxies(settings.forwarded_allow_ips)
+        self.max_body_size = settings.max_body_size
+        self.card_max_age = settings.card_max_age
+        self._running = False
+        if handler.extended_card is not None:
+            handler.extended_card = self._completed(handler.extended_card)
         self.handler = handler
         self.signing_keys = handler.signing_keys
-        card = handler.card
-        self.authenticator = _authenticator(card, security)
-        preferred = card.preferred_transport
-        self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
-        targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
-        self.rest: Any = None
-        if rest is not False:
-            from parley.server.bindings._rest import RESTBinding
-
-            if rest_path is None:
-                from_card = preferred == TransportProtocol.http_json
-                rest_path = binding_path(card, "") if from_card else ""
-            self.rest = RESTBinding(self.handler, prefix=rest_path, max_body_size=max_body_size)
-            targets[TransportProtocol.http_json.value] = self.rest.prefix
-        self.grpc_options = grpc
+        self.authenticator = _authenticator(handler.card, settings.security)
+        self.grpc_options = settings.grpc
         self.grpc_server: Any = None
-        if grpc is not None:
-            targets[TransportProtocol.grpc.value] = f":{grpc.port}"
-        served = {name: resolve_target(target, card.url) for name, target in targets.items()}
-        if card.url and preferred in served:
-            served[preferred] = card.url
-        has_extended = handler.extended_card is not None
-        check_card(card, served, extended_card=has_extended)
-        if sign_card is None:
-            sign_card = signing_keys is not None
-        signer = card_signer(self.signing_keys) if sign_card else None
-        self.card = CardPublisher(card, targets, signer, {V1_0: card_json_v1})
-        self.card_max_age = card_max_age
-        self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
-        self.jsonrpc = JSONRPCBinding(
-            self.handler, max_body_size=max_body_size, card=self._public_card
-        )
-        self._jsonrpc, self._rest = self._guarded(card)
+        targets = self._bindings(handler.card, settings)
+        self._publish_card(handler.card, targets, settings.sign_card is True)
         self.router = Starlette(
             routes=[
                 Route(AGENT_CARD_PATH, self._card, methods=["GET"]),
@@ -215,6 +150,31 @@ class A2AApp:
             ],
             lifespan=self.lifespan,
         )
+
+    def _bindings(self, card: AgentCard, settings: Serving) -> dict[str, str]:
+        """Make the HTTP bindings served (and their authentication layers); the target of
+        each binding the card is to list, by transport."""
+        preferred = card.preferred_transport
+        self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
+        targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
+        size = self.max_body_size
+        served = self._served(TransportProtocol.jsonrpc)
+        self.jsonrpc = JSONRPCBinding(served, max_body_size=size, card=self._public_card)
+        self.rest: Any = None
+        if settings.rest is not False:
+            from parley.server.bindings._rest import RESTBinding
+
+            rest_path = settings.rest_path
+            if rest_path is None:
+                from_card = preferred == TransportProtocol.http_json
+                rest_path = binding_path(card, "") if from_card else ""
+            served = self._served(TransportProtocol.http_json)
+            self.rest = RESTBinding(served, prefix=rest_path, max_body_size=size)
+            targets[TransportProtocol.http_json.value] = self.rest.prefix
+        self._jsonrpc, self._rest = self._guarded(card)
+        if self.grpc_options is not None:
+            targets[TransportProtocol.grpc.value] = f":{self.grpc_options.port}"
+        return targets
 
     def _guarded(self, card: AgentCard) -> tuple[Any, Any]:
         """The HTTP bindings as served: behind the authentication layer when the card
@@ -231,6 +191,16 @@ class A2AApp:
             jsonrpc = Challenging(jsonrpc, challenge)
             rest = Challenging(rest, challenge) if rest is not None else None
         return jsonrpc, rest
+
+    def _publish_card(self, card: AgentCard, targets: dict[str, str], sign: bool) -> None:
+        """Check the card against what is served, and get it ready to serve."""
+        served = {name: resolve_target(target, card.url) for name, target in targets.items()}
+        if card.url and card.preferred_transport in served:
+            served[card.preferred_transport] = card.url
+        check_card(card, served, extended_card=self.handler.extended_card is not None)
+        signer = card_signer(self.signing_keys) if sign else None
+        self.card = CardPublisher(card, targets, signer, {V1_0: card_json_v1})
+        self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -267,7 +237,7 @@ class A2AApp:
             return
         from parley.server.bindings._grpc import GRPCBinding, start_server
 
-        binding = GRPCBinding(self.handler)
+        binding = GRPCBinding(self._served(TransportProtocol.grpc))
         interceptors = []
         if self.authenticator is not None:
             from parley.server.bindings._grpc_auth import AuthInterceptor
@@ -282,6 +252,12 @@ class A2AApp:
         server, self.grpc_server = self.grpc_server, None
         if server is not None:
             await server.stop(grace)
+
+    def _served(self, transport: TransportProtocol) -> RequestHandler:
+        """The handler as the binding of ``transport`` calls it: each operation in a
+        server span when telemetry is on (see ``parley.telemetry``)."""
+        telemetry = self.handler.telemetry
+        return self.handler if telemetry is None else telemetry.serve(self.handler, transport.value)
 
     def _completed(self, extended: ExtendedCard) -> Callable[[CallContext], Awaitable[AgentCard]]:
         """The extended card, completed like the public one for the caller's base URL."""
@@ -360,30 +336,21 @@ class A2AApp:
         finally:
             self._running = False
 
+    def mount_into(self, host: Starlette, path: str = "/agent") -> None:
+        """Serve this agent at ``path`` of ``host`` (a Starlette or FastAPI app), with its
+        lifespan run inside the host's: the host's own lifespan (``lifespan=``, or its
+        start-up and shutdown handlers) still runs, within the agent's. Call it once the
+        host's lifespan is set; the card is then at ``{path}/.well-known/agent-card.json``.
+        """
+        host.mount(path, self)
+        hosts = host.router.lifespan_context
 
-def _check_own_handler(
-    handler: RequestHandler,
-    agent: AgentExecutor | None,
-    card: AgentCard | None,
-    task_store: Store | None,
-    extended_card: ExtendedCard | None,
-    retention: Retention | None,
-    own: Mapping[str, object],
-) -> None:
-    given = {
-        "agent": agent is not None,
-        "card": card is not None and card is not handler.card,
-        "task_store": task_store is not None,
-        "extended_card": extended_card is not None,
-        "retention": retention is not DEFAULT_RETENTION,
-        **{name: value is not None for name, value in own.items()},
-    }
-    clashing = [name for name, is_given in given.items() if is_given]
-    if clashing:
-        raise TypeError(
-            f"A2AApp(handler=...) serves the handler's own {', '.join(clashing)}: "
-            "set them on the RequestHandler instead"
-        )
+        @asynccontextmanager
+        async def lifespan(app: Any) -> AsyncIterator[Any]:
+            async with self.lifespan(app), hosts(app) as state:
+                yield state
+
+        host.router.lifespan_context = lifespan
 
 
 def _authenticator(
@@ -400,6 +367,22 @@ def _authenticator(
     return Authenticator(card, security)
 
 
-create_app = A2AApp
-"""The ASGI app serving an agent described by its card: ``create_app(agent, card,
-**options)`` is ``A2AApp(agent, card, **options)``, one signature, documented there."""
+def create_app(agent: AgentExecutor, card: AgentCard, **options: Unpack[AppOptions]) -> A2AApp:
+    """The ASGI app serving ``agent``, described by ``card``: ``A2AApp`` serving a
+    ``RequestHandler`` built for the agent.
+
+    The handler is given ``task_store``, ``extended_card``, ``retention``, ``push``,
+    ``signing_keys``, ``bus``, ``lease_ttl``, ``tracer_provider`` and ``meter_provider``
+    (see ``RequestHandler``); the app the rest, how it serves (``rest``, ``rest_path``,
+    ``grpc``, ``max_body_size``, ``forwarded_allow_ips``, ``tune_gc``, ``security``,
+    ``sign_card``: see ``A2AApp``).
+    Push settings for a card that does not declare ``capabilities.pushNotifications``
+    are a ``CardError``. The card is signed by default when ``signing_keys`` are given,
+    i.e. when the key is the operator's rather than one generated for this process.
+    """
+    task, served = split(options)
+    if task.get("push") is not None and not card.capabilities.push_notifications:
+        raise CardError("push settings were given, but capabilities.pushNotifications is not true")
+    if served.get("sign_card") is None:
+        served["sign_card"] = task.get("signing_keys") is not None
+    return A2AApp(RequestHandler(agent, card, **task), **served)

@@ -70,6 +70,9 @@ async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
     One coroutine for the run and what settles it (a second one, awaited, cost every
     send its frame)."""
     turn.began = True
+    traced = (
+        None if runs.telemetry is None else runs.telemetry.begin_turn(live.task_id, live.context_id)
+    )
     try:
         if turn.ended:  # stopped before it began (``Turn.stop``): nothing to run
             return
@@ -99,12 +102,19 @@ async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
             if turn.lease is not None:  # the lease first, then the slot (``Turn``)
                 await turn.give_up_lease()
         finally:
-            turn.end()
-            runs.ran(turn)
-            runs.let_go(live)
-            if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
-                live.last_turn = None
-                live.log.loop = None  # known while a run is on it (``TaskRuns.start``)
+            _over(runs, live, turn)
+            if traced is not None:
+                traced.end()
+
+
+def _over(runs: TaskRuns, live: LiveTask, turn: Turn) -> None:
+    """The run is over: free its slot, forget it, let go of the task."""
+    turn.end()
+    runs.ran(turn)
+    runs.let_go(live)
+    if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
+        live.last_turn = None
+        live.log.loop = None  # known while a run is on it (``TaskRuns.start``)
 
 
 async def _failed(runs: TaskRuns, live: LiveTask, turn: Turn) -> None:

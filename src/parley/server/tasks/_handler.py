@@ -12,6 +12,7 @@ bindings encode them at once, before awaiting anything else.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from parley.protocol import (
     BY_NAME,
@@ -42,6 +43,7 @@ from parley.server.tasks._retention import DEFAULT_RETENTION, Retention, Retenti
 from parley.server.tasks._runs import TaskRuns
 from parley.server.tasks._sending import Sends, push_configs_changed
 from parley.stores import MemoryStore, Store
+from parley.telemetry import open_telemetry
 from parley.types import (
     AgentCard,
     DeleteTaskPushNotificationConfigParams,
@@ -58,6 +60,10 @@ from parley.types import (
     TaskQueryParams,
     TaskStatusUpdateEvent,
 )
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
 EventStream = AsyncIterator[tuple[int, Event]]
@@ -80,6 +86,9 @@ class RequestHandler:
     each task it runs (``lease_ttl`` seconds, renewed by a heartbeat) and tells the
     other processes of new events over ``bus`` (PostgreSQL ``LISTEN/NOTIFY`` when none
     is given). See docs/deploy.md.
+
+    Spans and metrics go to ``tracer_provider`` and ``meter_provider``, or to the global
+    OpenTelemetry providers when those are set (see docs/observability.md).
     """
 
     def __init__(
@@ -95,6 +104,8 @@ class RequestHandler:
         limits: Limits = DEFAULT_LIMITS,
         bus: Bus | None = None,
         lease_ttl: float = DEFAULT_LEASE_TTL,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         self.agent = check_agent(agent)
         self.limits = limits
@@ -110,6 +121,13 @@ class RequestHandler:
             if isinstance(store, SQLStore):
                 bus = PostgresBus(store.engine)
         self.runs = TaskRuns(agent, store, owners, bus)
+        self.telemetry = self.runs.telemetry = open_telemetry(
+            tracer_provider, meter_provider, agent_name=card.name
+        )
+        """Where spans and metrics go (``None``: nowhere; see ``parley.telemetry``)."""
+        writer = getattr(store, "writer", None)  # a SQL store's group commit
+        if self.telemetry is not None and writer is not None:
+            writer.telemetry = self.telemetry
         self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
         self.sends = Sends(self.runs, self.sent, limits, self._require_push)
@@ -120,7 +138,11 @@ class RequestHandler:
         if card.capabilities.push_notifications:
             settings = push if push is not None else PushSettings()
             self.push = PushService(
-                self.task_store, self.signing_keys, settings, issuer=card.url or None
+                self.task_store,
+                self.signing_keys,
+                settings,
+                issuer=card.url or None,
+                telemetry=self.telemetry,
             )
             self.runs.notifications = self.push
 

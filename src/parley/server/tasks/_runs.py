@@ -34,7 +34,7 @@ from collections.abc import AsyncIterator, Coroutine, Iterator, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import replace
 from threading import get_ident
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from parley.protocol import (
     ACTIVE_STATES,
@@ -62,6 +62,9 @@ from parley.types import (
     TaskState,
     TaskStatus,
 )
+
+if TYPE_CHECKING:
+    from parley.telemetry import Telemetry
 
 logger = logging.getLogger("parley.server")
 
@@ -98,6 +101,8 @@ class TaskRuns:
         self.announcer = Announcer(bus) if bus is not None else None
         self.live: dict[str, LiveTask] = {}
         self.notifications: Notifications | None = None
+        self.telemetry: Telemetry | None = None
+        """Spans and metrics of runs, events and writes (see ``parley.telemetry``)."""
         """Push: the outbox entries each stored event causes (see ``parley.server.push``)."""
         self._background: set[asyncio.Task[None]] = set()
         self._drops = 0
@@ -379,7 +384,7 @@ class TaskRuns:
             # Stored before any reader sees it: a sequence number a client was given
             # always names the same event, even after a crash and restart.
             lease = None if self.owners is None else self._writing_lease(current)
-            await self.store.append(
+            write = self.store.append(
                 live.task_id,
                 batch,
                 outbox=outbox,
@@ -388,6 +393,7 @@ class TaskRuns:
                 release=ends and lease is not None,  # before the slot is free
                 owner=live.owner,
             )
+            await (write if self.telemetry is None else self.telemetry.store_write(write, batch))
             if current is not None:
                 current.lease = None if ends or lease is None else replace(lease, new=False)
             if outbox and self.notifications is not None:
@@ -400,6 +406,8 @@ class TaskRuns:
         except Exception:
             await self.store_failed(live, live.log.last_sequence + len(batch))
             raise InternalError(STORE_FAILED) from None
+        if self.telemetry is not None:
+            self.telemetry.stored(batch, len(outbox))
         live.task = task
         if ends and live.turn is not None:
             live.turn.end()

@@ -14,14 +14,16 @@ from parley.stores.sql._extras import require
 require("sqlalchemy", "alembic", extra="sql")
 
 from parley.stores.sql._base import database_url
-from parley.stores.sql._migrations import SchemaError, upgrade
+from parley.stores.sql._migrations import Migration, SchemaError, pending, upgrade
 from parley.stores.sql._notify import PostgresBus
 from parley.stores.sql._store import SQLStore
 
 __all__ = [
+    "Migration",
     "PostgresBus",
     "SQLStore",
     "SchemaError",
     "database_url",
+    "pending",
     "upgrade",
 ]
