@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -71,9 +72,10 @@ def test_the_wire_log_holds_each_request_and_event(
     events = [e for e in entries if e["kind"] == "event"]
     assert all(event["of"] == sending["n"] for event in events)
     if binding == "GRPC":
-        assert sending["method"] == "SendStreamingMessage"
-        assert '"tell me a joke"' in sending["body"]
-        assert '"state": "completed"' in events[-1]["body"]
+        # the protobuf messages as sent and received, in protobuf's JSON mapping
+        assert sending["method"] == "/a2a.v1.A2AService/SendStreamingMessage"
+        assert '"text": "tell me a joke"' in sending["body"]
+        assert "TASK_STATE_COMPLETED" in events[-1]["body"]
     else:
         assert json.loads(sending["body"])  # the bytes as sent
         assert sending["curl"].startswith("curl -N -H")
@@ -83,6 +85,7 @@ def test_the_wire_log_holds_each_request_and_event(
 def test_bad_input_is_answered_400_saying_what_is_wrong(api: httpx.Client, agent: str) -> None:
     refused = {
         "/api/card": ({"url": "ftp://x"}, "must start with http:// or https://"),
+        "/api/checks": ({"url": "http://[::1"}, "id is required"),
         "/api/connect": ({"id": "nope"}, "no connection nope"),
         "/api/send": ({}, "id is required"),
     }
@@ -91,6 +94,9 @@ def test_bad_input_is_answered_400_saying_what_is_wrong(api: httpx.Client, agent
         assert answer.status_code in (400, 404)
         assert reason in answer.json()["error"]["message"]
     assert api.post("/api/card", content=b"{").json()["error"]["message"] == "the body is not JSON"
+    not_a_url = api.post("/api/card", json={"url": "http://[bad"})
+    assert not_a_url.status_code == 400
+    assert "http://[bad is not a URL" in not_a_url.json()["error"]["message"]
     card = api.post("/api/card", json={"url": agent}).json()
     unconnected = api.post("/api/send", json={"id": card["id"], "text": "hi"})
     assert unconnected.status_code == 400
@@ -100,12 +106,32 @@ def test_bad_input_is_answered_400_saying_what_is_wrong(api: httpx.Client, agent
     assert empty.json()["error"]["message"] == "the message is empty: give text or a file"
 
 
-def test_the_agents_error_is_passed_on_as_it_gave_it(api: httpx.Client, agent: str) -> None:
+def feed(api: httpx.Client, connection_id: str, until: str) -> list[dict[str, Any]]:
+    """The connection's wire log, up to the first entry of kind ``until``."""
+    entries = []
+    with api.stream("GET", f"/api/feed/{connection_id}") as answer:
+        for line in answer.iter_lines():
+            if line.startswith("data: "):
+                entries.append(json.loads(line.removeprefix("data: ")))
+                if entries[-1]["kind"] == until:
+                    return entries
+    raise AssertionError(f"the feed ended before a {until!r} entry")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+def test_the_agents_error_is_passed_on_as_it_gave_it(
+    api: httpx.Client, agent: str, binding: str
+) -> None:
     card = api.post("/api/card", json={"url": agent}).json()
-    api.post("/api/connect", json={"id": card["id"], "protocol": "0.3", "transport": "JSONRPC"})
+    api.post("/api/connect", json={"id": card["id"], "protocol": "1.0", "transport": binding})
     cancelled = api.post("/api/cancel", json={"id": card["id"], "taskId": "no-such-task"}).json()
     assert cancelled["error"]["type"] == "TaskNotFoundError"
     assert cancelled["error"]["code"] == -32001
+    assert "no-such-task" in cancelled["error"]["message"]
+    if binding == "GRPC":  # the status and trailers as received
+        failure = feed(api, card["id"], until="failure")[-1]
+        assert failure["error"].startswith("NOT_FOUND: ")
+        assert '"code":-32001' in failure["headers"]["a2a-error-bin"]
 
 
 def test_an_agent_that_cannot_be_reached_is_said_so(api: httpx.Client) -> None:

@@ -99,7 +99,9 @@ def test_a_report_streams_over_grpc(page: Any, inspector: Inspector, agent: str)
     chunks = page.locator(".lane .step").filter(has_text="artifact chunk")
     expect(chunks).to_have_count(4)  # the first section opened it, four were appended
     page.click("button[data-view=wire-view]")
-    expect(page.locator(".wire.request").last).to_contain_text("gRPC SendStreamingMessage")
+    expect(page.locator(".wire.request").last).to_contain_text(
+        "gRPC /lf.a2a.v1.A2AService/SendStreamingMessage"
+    )
     expect(page.locator(".wire.event").filter(has_text="## Conclusion")).to_have_count(1)
     page.locator(".wire.request summary").last.click()  # opened, as in the docs' picture
     page.locator(".wire.event summary").last.click()

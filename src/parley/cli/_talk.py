@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import contextlib
 import json
 import mimetypes
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -180,7 +181,7 @@ def send(
                 events = client.stream_message(
                     parts, context_id=context, task_id=task, push_notification_config=push
                 )
-                return await follow(events, json_output, save_dir)
+                return await follow(events, json_output, save_dir, on_stop=goes_on(url))
             result = await client.send_message(
                 parts,
                 context_id=context,
@@ -258,7 +259,8 @@ def resubscribe(
 
     async def action() -> TaskState | None:
         async with connection.open() as client:
-            return await follow(client.resubscribe(task_id), json_output, save_dir)
+            events = client.resubscribe(task_id)
+            return await follow(events, json_output, save_dir, on_stop=goes_on(url))
 
     finish(run(action))
 
@@ -270,11 +272,43 @@ async def follow(
     tracker: TaskTracker | None = None,
     *,
     final_line: bool = True,
+    on_stop: Callable[[Task], None] | None = None,
 ) -> TaskState | None:
     """Print a stream's events as they come, with a spinner showing the task's state,
     then (with ``final_line``) the task's final line, unless the stream's last event was
-    the whole task."""
+    the whole task. Stopped (Ctrl-C) once the task is known, ``on_stop`` is told which."""
     tracker = tracker or TaskTracker()
+    try:
+        return await _follow(events, json_output, save_dir, tracker, final_line)
+    except asyncio.CancelledError:
+        if on_stop is not None and tracker.task is not None:
+            on_stop(tracker.task)
+        raise
+
+
+def goes_on(url: str) -> Callable[[Task], None]:
+    """What to say when a person stops following a task: it goes on, and how to follow
+    it again or cancel it."""
+
+    def say(task: Task) -> None:
+        err.print(
+            f"stopped following task [bold]{task.id}[/]; it goes on at the agent. "
+            "To follow it again, or to cancel it:"
+        )
+        # each command on a line of its own, never wrapped by rich: it can be copied whole
+        err.print(f"  parley resubscribe {url} {task.id}", soft_wrap=True)
+        err.print(f"  parley cancel {url} {task.id}", soft_wrap=True)
+
+    return say
+
+
+async def _follow(
+    events: AsyncGenerator[Event, None],
+    json_output: bool,
+    save_dir: Path,
+    tracker: TaskTracker,
+    final_line: bool,
+) -> TaskState | None:
     last: Event | None = None
     async with (
         contextlib.aclosing(events) as events,
