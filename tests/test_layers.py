@@ -87,6 +87,7 @@ SPEEDUPS_SERVE = {
     "_memory_pack": {"types", "protocol", "stores"},
     "_memory_index": {"types", "protocol", "stores"},
     "memory": {"types", "protocol", "stores"},
+    "_chunks": {"types"},
     "_pg_batch": {"types", "protocol", "stores"},
     "postgres": {"types", "protocol", "stores"},
 }
