@@ -85,6 +85,7 @@ def test_the_wire_log_holds_each_request_and_event(
 def test_bad_input_is_answered_400_saying_what_is_wrong(api: httpx.Client, agent: str) -> None:
     refused = {
         "/api/card": ({"url": "ftp://x"}, "must start with http:// or https://"),
+        "/api/checks": ({"url": "http://[::1"}, "id is required"),
         "/api/connect": ({"id": "nope"}, "no connection nope"),
         "/api/send": ({}, "id is required"),
     }
@@ -93,6 +94,9 @@ def test_bad_input_is_answered_400_saying_what_is_wrong(api: httpx.Client, agent
         assert answer.status_code in (400, 404)
         assert reason in answer.json()["error"]["message"]
     assert api.post("/api/card", content=b"{").json()["error"]["message"] == "the body is not JSON"
+    not_a_url = api.post("/api/card", json={"url": "http://[bad"})
+    assert not_a_url.status_code == 400
+    assert "http://[bad is not a URL" in not_a_url.json()["error"]["message"]
     card = api.post("/api/card", json={"url": agent}).json()
     unconnected = api.post("/api/send", json={"id": card["id"], "text": "hi"})
     assert unconnected.status_code == 400

@@ -14,7 +14,9 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
@@ -53,12 +55,13 @@ def endpoint(handler: Callable[[Request, dict[str, Any]], Awaitable[Response]]) 
 
     async def run(request: Request) -> Response:
         try:
-            body = await request.json() if request.method == "POST" else {}
+            body = await request.json()
+        except ValueError:
+            return _refused(BadRequest("the body is not JSON"))
+        try:
             if not isinstance(body, dict):
                 raise BadRequest("the body must be a JSON object")
             return await handler(request, body)
-        except ValueError:
-            return _refused(BadRequest("the body is not JSON"))
         except BadRequest as error:
             return _refused(error)
 
@@ -111,6 +114,12 @@ class API:
         url = str(_text(body, "url")).strip()
         if not url.startswith(("http://", "https://")):
             raise BadRequest("the agent's URL must start with http:// or https://")
+        try:
+            host = httpx.URL(url).host and urlsplit(url).hostname
+        except ValueError as error:  # httpx.InvalidURL too
+            raise BadRequest(f"{url} is not a URL: {error}") from None
+        if not host:
+            raise BadRequest(f"{url} is not a URL: it names no host")
         protocol = _text(body, "protocol", required=False)
         previous = _text(body, "previous", required=False)
         if previous is not None:  # the page connects anew: the old connection is done
