@@ -20,7 +20,7 @@ For each SQL store (SQLite, PostgreSQL):
    sweeps at start-up) and measure ``message/send`` at 64 connections in 2 s slices
    while the sweep runs, against the full store's figures.
 
-Goals (issue 14): full within 10 % of empty (throughput and p99), and p99 while
+Goals: full within 10 % of empty (throughput and p99), and p99 while
 deleting within 2x of the full store's. Each phase of slices gets three p99s: the
 median slice's, the worst slice's, and the pooled one (every request of the phase's
 slices, from wrk's latency histograms, as if one run): the goal reads the pooled p99
@@ -33,8 +33,10 @@ import argparse
 import asyncio
 import contextlib
 import os
+import secrets
 import sys
 import time
+import uuid
 from typing import Any
 
 from sqlalchemy import MetaData, Table, func, select, update
@@ -42,7 +44,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from bench.load import pooled_p99_ms, wrk
 from bench.targets import TARGETS, fresh_database, serving, wal_state
-from parley.server._ids import new_ordered_id
 
 BATCH = 20_000
 ACTIVITY_COLUMNS = ("touched", "created", "updated", "updated_at", "created_at")
@@ -50,14 +51,24 @@ AGE = 30 * 86_400
 SLICE_SECONDS = 2
 MAX_SLICES = 300
 BASELINE_SLICES = 5
+
+
+def new_ordered_id() -> str:
+    """A time-ordered (version 7) UUID, as the server makes task and context ids, so the
+    filled rows sit in the indexes where the server's own would."""
+    bits = (time.time_ns() // 1_000_000) << 80 | secrets.randbits(80)
+    bits = bits & ~(0xF << 76) | 0x7 << 76  # version 7
+    bits = bits & ~(0x3 << 62) | 0x2 << 62  # RFC 4122 variant
+    return str(uuid.UUID(int=bits))
+
+
 ROUNDS = ("empty", "full", "full", "empty", "empty", "full", "full", "empty", "empty", "full")
 """The empty and the full store served in turn, five times each, in an order (ABBA
 ABBA AB) that cancels a steady drift of the machine: one run of each was not enough to
 read a 10 % goal (run to run, the empty store's throughput moved by 20 % on a slow
-machine). Five, not three: PostgreSQL's runs had one round in three or four with a
-stall, in an empty round as often as in a full one (the fourteenth and fifteenth
-sessions' runs, bench/README), and with three rounds a phase's pooled p99 was that
-round's. Each empty round has a fresh database, so it stays empty (a round stores
+machine). Five, not three: a PostgreSQL run can have a round with a stall, in an
+empty round as often as in a full one, and with three rounds a phase's pooled p99
+would be that round's. Each empty round has a fresh database, so it stays empty (a round stores
 ~100,000)."""
 
 
@@ -337,12 +348,11 @@ async def _settled_postgres(connection: Any) -> None:
     aftermath: vacuumed and analysed (autovacuum would have been by then; this machine's
     PostgreSQL runs with it off), and checkpointed, so the writes are on disk.
 
-    Measured after a ``COPY`` of 500,000 tasks: 640 MB of the kernel's page cache was
-    still dirty, and ``VACUUM`` (hint bits and visibility map on every page) dirtied
-    2.2 GB more; the kernel wrote that back during the first load after the fill,
-    where each commit's WAL flush queued behind it (the first 5 s run at 16 connections
-    was 0.82x of empty with p99 5x, the slices after it 1.00x). ``CHECKPOINT`` flushes
-    it all (2.6 s)."""
+    After a large ``COPY`` much of the kernel's page cache is still dirty, and ``VACUUM``
+    (hint bits and visibility map on every page) dirties more; unflushed, the kernel
+    writes that back during the first load after the fill, where each commit's WAL flush
+    queues behind it and the first run measures the disk, not the store. ``CHECKPOINT``
+    flushes it all before the load."""
     await connection.execute("VACUUM (ANALYZE)")
     await connection.execute("CHECKPOINT")
 

@@ -72,6 +72,13 @@ TARGETS = {
             "memory",
             dialect="1.0",
         ),
+        Target(
+            "parley-otel",
+            "parley echo, memory, tracing on",
+            "parley",
+            "bench.parley_echo_otel:echo",
+            "memory",
+        ),
         Target("demo", "parley demo, memory", "parley", "", "memory", streams=False),
         Target("sqlite", "parley echo, SQLite", "parley", "bench.parley_echo:echo", "sqlite"),
         Target("demo-sqlite", "parley demo, SQLite", "parley", "", "sqlite", streams=False),
@@ -274,10 +281,10 @@ class WalState:
 
     def since(self, before: WalState) -> dict[str, Any]:
         """The log's growth from ``before``: segment files PostgreSQL *created* (each a
-        16 MB file written with zeros and synced while every commit waits: 20-150 ms on
-        this machine's disk; a recycled one is only renamed, and a checkpoint in between
-        recycles old ones under new names too, so ``checkpoints`` says whether the count
-        is clean), and the bytes of log written by the whole server."""
+        16 MB file written with zeros and synced while every commit waits; a recycled one
+        is only renamed, and a checkpoint in between recycles old ones under new names
+        too, so ``checkpoints`` says whether the count is clean), and the bytes of log
+        written by the whole server."""
         return {
             "wal_segments_new": len(self.segments - before.segments),
             "wal_bytes": _lsn(self.lsn) - _lsn(before.lsn),

@@ -47,16 +47,18 @@ def running(
     timeout: float = 60.0,
     port: int | None = None,
     sock: socket.socket | None = None,
+    settings_class: type[uvicorn.Config] = uvicorn.Config,
     **config: Any,
 ) -> Iterator[str]:
     """Serve ``app`` on uvicorn (on ``sock``, a socket ``listening_socket`` bound and
     held since; or on ``port``, or a free one) and yield its base URL
     (``http://127.0.0.1:PORT``, or ``https://`` when ``config`` has ``ssl_certfile``);
-    ``config`` goes to uvicorn. ``timeout``: for start-up and for shutdown each (10 s
-    was passed on a machine loaded by several test runs, with tracemalloc on)."""
+    ``config`` goes to uvicorn (``settings_class``, a ``uvicorn.Config``). ``timeout``:
+    for start-up and for shutdown each (10 s was passed on a machine loaded by several
+    test runs, with tracemalloc on)."""
     sock = sock or listening_socket(host, port)
     port = sock.getsockname()[1]
-    settings = uvicorn.Config(
+    settings = settings_class(
         app, host=host, port=port, log_level="warning", lifespan="on", **config
     )
     server = uvicorn.Server(settings)
@@ -84,8 +86,8 @@ def running(
 
 PARLEY = str(Path(sys.executable).with_name("parley"))
 START = 90.0
-"""Seconds ``parley serve`` may take to answer: its imports alone took over 30 s on a
-machine loaded by eight test runs at once."""
+"""Seconds ``parley serve`` may take to answer: generous, because its imports alone are
+slow on a machine loaded by several test runs at once."""
 _BANNER = re.compile(rb"serving .* at (http://\S+?)/?\s")
 
 

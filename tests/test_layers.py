@@ -1,7 +1,10 @@
 """The layers of DESIGN.md: each package of parley imports only the layers below it
 (every import, at the top of a module or inside a function). The server and the client
 sit side by side, so neither imports the other; what both need (the JWKS fetch and
-cache, ``parley._jwks``) sits below them."""
+cache, ``parley._jwks``) sits below them. The speed seam, ``parley._speedups``, sits
+beside the layers it serves (docs/architecture.md): it imports ``types``, ``protocol``
+and ``stores``, and of the layers only ``protocol``, ``stores`` and ``server`` call it;
+each of its modules imports no layer above the ones it serves (``SPEEDUPS_SERVE``)."""
 
 from __future__ import annotations
 
@@ -16,10 +19,12 @@ BELOW = {
     "types": set(),
     "_proto": set(),
     "_jwks": set(),
+    "_extras": set(),
     "telemetry": set(),
-    "protocol": {"types", "_proto"},
-    "stores": {"types", "protocol", "telemetry"},
-    "server": {"types", "_proto", "protocol", "stores", "_jwks", "telemetry"},
+    "_speedups": {"types", "protocol", "stores"},
+    "protocol": {"types", "_proto", "_speedups"},
+    "stores": {"types", "protocol", "telemetry", "_speedups"},
+    "server": {"types", "_proto", "protocol", "stores", "_jwks", "telemetry", "_speedups"},
     "client": {"types", "_proto", "protocol", "_jwks", "telemetry"},
     "check": {"types", "_proto", "protocol", "client", "_jwks"},
     "inspect": {"types", "_proto", "protocol", "client", "check", "_jwks"},
@@ -38,6 +43,9 @@ BELOW = {
     },
 }
 """Each package (or root module) of parley, and the ones it may import."""
+
+BENEATH_ALL = {"_extras"}
+"""Root modules every layer may import: which extra brings which optional module."""
 
 
 def _imported(tree: ast.AST) -> set[str]:
@@ -64,7 +72,39 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
             continue
         layer = parts[0]
         assert layer in BELOW, f"{path}: a package DESIGN.md's layers do not place"
-        beyond = _imported(ast.parse(path.read_text())) - BELOW[layer] - {layer}
+        beyond = _imported(ast.parse(path.read_text())) - BELOW[layer] - {layer} - BENEATH_ALL
         if beyond:
             wrong[str(path.relative_to(SOURCE))] = sorted(beyond)
     assert not wrong, f"imports across the layers: {wrong}"
+
+
+SPEEDUPS_SERVE = {
+    "__init__": {"types"},
+    "_switch": set(),
+    "_getattr": {"types"},
+    "_v03_json": {"types"},
+    "_v1_json": {"types"},
+    "_memory_pack": {"types", "protocol", "stores"},
+    "_memory_index": {"types", "protocol", "stores"},
+    "memory": {"types", "protocol", "stores"},
+    "_chunks": {"types"},
+    "_pg_batch": {"types", "protocol", "stores"},
+    "postgres": {"types", "protocol", "stores"},
+}
+"""Each module of ``parley._speedups`` and the layers it may import: the lowest layer
+that calls it and the layers below that one, so no layer reaches a layer above itself
+through the seam. Every module of the package is named here."""
+
+
+def test_each_speedup_imports_only_the_layer_it_serves_and_below() -> None:
+    wrong = {}
+    for path in (SOURCE / "_speedups").rglob("*.py"):
+        name = path.relative_to(SOURCE / "_speedups").with_suffix("").as_posix()
+        assert name in SPEEDUPS_SERVE, (
+            f"_speedups/{name}.py: a module SPEEDUPS_SERVE does not place"
+        )
+        allowed = SPEEDUPS_SERVE[name] | {"_speedups"}
+        beyond = _imported(ast.parse(path.read_text())) - allowed - BENEATH_ALL
+        if beyond:
+            wrong[name] = sorted(beyond)
+    assert not wrong, f"speedups reaching above the layer they serve: {wrong}"

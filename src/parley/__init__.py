@@ -7,6 +7,6 @@ the server and the client do not import each other: what both need, the fetch an
 of a JWKS, is ``parley._jwks``, below them.
 """
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = ["__version__"]

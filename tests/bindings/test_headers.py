@@ -13,7 +13,7 @@ import pytest
 
 from parley.server import CallContext, EventSink, Principal, RequestContext, create_app
 from parley.server._card import FORWARDED
-from parley.server._context import plain_call
+from parley.server.agent._context import plain_call
 from parley.server.bindings import _http
 from tests.server.agents import ScriptedAgent, card
 

@@ -15,6 +15,7 @@ from parley.protocol.protobuf import ERROR_METADATA
 from tests.bindings.conftest import Served
 
 JSON = {"content-type": "application/json"}
+V1 = {"A2A-Version": "1.0"}
 
 
 async def test_jsonrpc_body_that_is_not_json(served: Served) -> None:
@@ -89,3 +90,26 @@ async def test_bodies_that_are_not_utf8_are_parse_errors(served: Served) -> None
     assert over_jsonrpc.json()["error"]["code"] == -32700
     assert over_rest.status_code == 400
     assert over_rest.json()["code"] == -32700
+
+
+LONE_SURROGATES = [
+    '{"message":{"messageId":"m","role":"ROLE_USER","content":"\\ud800"}}',
+    '{"message":{"messageId":"\\udfff","role":"ROLE_USER","content":[{"text":"\\ud800"}]}}',
+    '{"message":{"messageId":"m","role":"\\ud800x","content":[]}}',
+]
+
+
+@pytest.mark.parametrize("body", LONE_SURROGATES)
+async def test_errors_quoting_a_lone_surrogate_are_written(served: Served, body: str) -> None:
+    """A JSON string may escape a lone surrogate (RFC 8259 §8.2); an error message that
+    quotes one is still written as valid UTF-8 JSON, never a plain-text 500."""
+    async with httpx.AsyncClient(base_url=served.base, headers=JSON) as http:
+        rest = await http.post("/v1/message:send", content=body)
+        rest_v1 = await http.post(
+            "/message:send", content=body.replace("content", "parts"), headers=V1
+        )
+    assert rest.status_code == 400, rest.text
+    assert rest.headers["content-type"] == "application/json"
+    assert rest.json()["code"] in (-32700, -32602)
+    assert rest_v1.status_code == 400, rest_v1.text
+    assert rest_v1.json()["error"]["status"] == "INVALID_ARGUMENT"

@@ -11,6 +11,7 @@ import pytest
 from tests.bindings.conftest import Served
 
 V1 = {"A2A-Version": "1.0"}
+JSON = {"Content-Type": "application/json"}
 MESSAGE = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "echo hi"}]}
 BAD_SENDS: list[Any] = [
     {"message": {**MESSAGE, "parts": []}},  # no parts
@@ -58,7 +59,9 @@ async def test_rest_bad_list_query_is_400(served: Served, query: str) -> None:
 
 async def test_rest_body_that_is_not_json(served: Served) -> None:
     async with httpx.AsyncClient() as http:
-        answer = await http.post(f"{served.base}/message:send", content=b"{nope", headers=V1)
+        answer = await http.post(
+            f"{served.base}/message:send", content=b"{nope", headers={**V1, **JSON}
+        )
     assert answer.status_code == 400
     assert answer.json()["error"]["details"][0]["reason"] == "PARSE_ERROR"
 
@@ -85,3 +88,28 @@ async def test_rest_body_nested_too_deep_is_invalid_params(served: Served) -> No
         )
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"]["details"][0]["reason"] == "INVALID_PARAMS"
+
+
+@pytest.mark.parametrize("tenant", [5, True, ["acme"], {"name": "acme"}])
+async def test_tenant_that_is_not_a_string_is_refused(served: Served, tenant: Any) -> None:
+    """Every v1.0 request message's ``tenant`` is a string (v1.0.1 §4.1): another type is
+    invalid params naming the field on both HTTP bindings, never a 500 and never read as
+    the default tenant."""
+    body = {"tenant": tenant, "message": MESSAGE}
+    params = {"tenant": tenant, "id": "t-1"}
+    request = {"jsonrpc": "2.0", "id": 3, "method": "GetTask", "params": params}
+    async with httpx.AsyncClient() as http:
+        rest = await http.post(f"{served.base}/message:send", json=body, headers=V1)
+        rpc = await http.post(f"{served.base}/", json=request, headers=V1)
+        rpc_send = await http.post(
+            f"{served.base}/",
+            json={"jsonrpc": "2.0", "id": 4, "method": "SendMessage", "params": body},
+            headers=V1,
+        )
+    assert rest.status_code == 400, rest.text
+    assert rest.json()["error"]["details"][0]["reason"] == "INVALID_PARAMS"
+    assert "tenant" in rest.json()["error"]["message"]
+    for answer in (rpc, rpc_send):
+        error = answer.json()["error"]
+        assert error["code"] == -32602, answer.text
+        assert "tenant" in error["message"]

@@ -39,6 +39,10 @@ class Screen:
         self._tmux("send-keys", "-t", self.session, "-l", line)
         self._tmux("send-keys", "-t", self.session, "Enter")
 
+    def press(self, key: str) -> None:
+        """A key as tmux names it: ``C-c`` is Ctrl-C."""
+        self._tmux("send-keys", "-t", self.session, key)
+
     def wait_for(self, text: str, count: int = 1, timeout: float = 30) -> str:
         """The screen once ``text`` shows on it ``count`` times (bounded by ``timeout``)."""
         deadline = time.monotonic() + timeout

@@ -6,6 +6,7 @@ import re
 import socket
 import subprocess
 import sys
+from fnmatch import fnmatch
 from pathlib import Path
 
 import httpx
@@ -125,6 +126,52 @@ def test_an_agent_class_instead_of_an_instance_is_refused(tmp_path: Path) -> Non
     assert "Greeter()" in line
 
 
+def test_a_module_that_raises_at_import_is_one_line_naming_where(tmp_path: Path) -> None:
+    (tmp_path / "broken.py").write_text("x = 1\nraise RuntimeError('no config found')\n")
+    line = _serve_fails("broken:app", cwd=tmp_path)
+    assert "cannot import 'broken': RuntimeError: no config found" in line
+    assert "broken.py, line 2" in line
+
+
+def test_an_app_built_from_an_agent_class_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "classy_app.py").write_text(
+        "from parley.demo import demo_card\n"
+        "from parley.server import create_app\n\n"
+        "class Greeter:\n"
+        "    async def execute(self, context, events): ...\n"
+        "    async def cancel(self, context, events): ...\n\n"
+        "app = create_app(Greeter, demo_card())\n"
+    )
+    line = _serve_fails("classy_app:app", cwd=tmp_path)
+    assert "the class Greeter" in line
+    assert "Greeter()" in line
+    assert "classy_app.py, line 8" in line
+
+
+def test_a_card_that_lacks_fields_names_them_on_one_line(tmp_path: Path) -> None:
+    (tmp_path / "thin.py").write_text(
+        "from parley.types import AgentCard\n"
+        "card = AgentCard(name='thin', description='d', url='', version='1')\n"
+    )
+    line = _serve_fails("thin:app", cwd=tmp_path)
+    for field in ("capabilities", "defaultInputModes", "defaultOutputModes", "skills"):
+        assert field in line
+    assert "thin.py, line 2" in line
+
+
+def test_files_a_sqlite_store_leaves_beside_its_database_are_git_ignored(
+    tmp_path: Path,
+) -> None:
+    """``parley serve`` keeps ``parley.db`` in the current folder by default: neither it
+    nor its lock, journal or WAL shows up as a change in a user's repository."""
+    patterns = (Path(__file__).parents[2] / ".gitignore").read_text().splitlines()
+    with parley_serve(["--db", f"sqlite:///{tmp_path}/parley.db"], tmp_path / "serve.log"):
+        left = {p.name for p in tmp_path.iterdir() if p.name.startswith("parley.db")}
+    assert "parley.db.lock" in left
+    for name in [*left, "parley.db-wal", "parley.db-shm", "parley.db-journal"]:
+        assert any(fnmatch(name, pattern) for pattern in patterns), name
+
+
 def test_ports_in_use_are_refused() -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -141,7 +188,7 @@ def test_help_and_version() -> None:
     help_text = subprocess.run(
         [PARLEY, "serve", "--help"], capture_output=True, text=True, env={"COLUMNS": "200"}
     ).stdout
-    assert "parley[grpc]" in help_text
+    assert "parley-a2a[grpc]" in help_text
     version = subprocess.run([PARLEY, "--version"], capture_output=True, text=True)
     assert version.returncode == 0
     assert version.stdout.startswith("parley ")

@@ -21,7 +21,7 @@ from parley.client import (
 )
 from parley.client._client import send_params
 from parley.protocol import BY_NAME
-from parley.server._recovery import RESTARTED
+from parley.server.tasks._recovery import RESTARTED
 from parley.types import TaskState
 from tests.client.agents import ticking_app
 from tests.servers import parley_address, running, start_parley

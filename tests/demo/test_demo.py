@@ -1,4 +1,4 @@
-"""The demo agent plays the scenarios of the A2A documents (seed 001, spec 9)."""
+"""The demo agent plays the scenarios of the A2A documents (A2A's "Life of a Task", spec 9)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ async def test_report_streams_as_chunks_of_one_artifact(client: httpx.AsyncClien
 
 
 async def test_flight_booking_asks_details_then_consent(client: httpx.AsyncClient) -> None:
-    """Seed 001: input-required for missing details, then consent, then a data artifact."""
+    """ "Life of a Task": input-required for missing details, then consent, then a data artifact."""
     first = await send(client, "Book a flight to Helsinki")
     assert first["status"]["state"] == "input-required"
     assert "flying from" in first["status"]["message"]["parts"][0]["text"]
@@ -59,7 +59,7 @@ async def test_flight_booking_asks_details_then_consent(client: httpx.AsyncClien
 
 
 async def test_a_corrected_trip_replaces_the_earlier_one(client: httpx.AsyncClient) -> None:
-    """Seed 001 (multi-turn): each detail comes from the user's latest mention of it."""
+    """ "Life of a Task" (multi-turn): each detail comes from the user's latest mention of it."""
     first = await send(client, "book a flight to Helsinki")
     second = await send(client, "from Oslo to Rome", taskId=first["id"])
     assert second["status"]["state"] == "input-required"

@@ -1,4 +1,4 @@
-"""What the seed-002 dialect tests share: an agent with known answers, its card, and
+"""What the 2025-early dialect tests share: an agent with known answers, its card, and
 requests written as the dialect's examples write them."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from parley.types import (
 _ids = itertools.count(100)
 
 
-class SeedAgent:
+class EarlyAgent:
     """Answers as the dialect's examples show: a ``working`` status with a message, one
     artifact, ``completed``. ``wait`` works until canceled; ``ask`` asks for input, and
     the answer completes the task; ``draft`` makes an artifact before it asks."""
@@ -59,10 +59,10 @@ class SeedAgent:
         await TaskUpdater.for_context(events, context).cancel()
 
 
-def seed_card() -> AgentCard:
+def early_card() -> AgentCard:
     return AgentCard(
-        name="Seed agent",
-        description="Answers as seed 002 shows.",
+        name="Early agent",
+        description="Answers as the 2025-early specification shows.",
         url="",
         version="1.2.3",
         provider=AgentProvider(organization="Example Org", url="https://example.org"),
@@ -85,8 +85,8 @@ def seed_card() -> AgentCard:
 
 
 def secured_card() -> AgentCard:
-    """The seed card, asking for a bearer token."""
-    return seed_card().model_copy(
+    """The early agent's card, asking for a bearer token."""
+    return early_card().model_copy(
         update={
             "security_schemes": {"token": HTTPAuthSecurityScheme(scheme="Bearer")},
             "security": [{"token": []}],
@@ -94,9 +94,9 @@ def secured_card() -> AgentCard:
     )
 
 
-def seed_app() -> tuple[A2AApp, SeedAgent]:
-    agent = SeedAgent()
-    return create_app(agent, seed_card()), agent
+def early_app() -> tuple[A2AApp, EarlyAgent]:
+    agent = EarlyAgent()
+    return create_app(agent, early_card()), agent
 
 
 def text_message(text: str, role: str = "user") -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""A seed-002 client and a v0.3 client on one agent at the same time, each seeing only
+"""A 2025-early client and a v0.3 client on one agent at the same time, each seeing only
 its own shapes (docs/dialect-2025-early.md, "How requests are told apart"); and the
 race of two requests creating the same client-chosen task id. Real HTTP, bounded."""
 
@@ -17,9 +17,9 @@ from parley.demo import create_demo_app
 from parley.types import Task, TaskState
 from tests.dialects.early import (
     call,
+    early_app,
     has_no_v0_3_member,
     request,
-    seed_app,
     send_params,
     stream,
     text_message,
@@ -53,7 +53,7 @@ def v03_message(text: str, **fields: Any) -> dict[str, Any]:
     }
 
 
-def assert_seed_002_shapes(result: dict[str, Any]) -> None:
+def assert_early_shapes(result: dict[str, Any]) -> None:
     assert has_no_v0_3_member(result), result
     for part in _parts(result):
         assert part["type"] in ("text", "file", "data"), part
@@ -78,7 +78,7 @@ async def early_report(http: httpx.AsyncClient, round_: int) -> None:
     )
     results = [event["result"] for event in events]
     for result in results:
-        assert_seed_002_shapes(result)
+        assert_early_shapes(result)
     assert results[-1]["status"]["state"] == "completed"
     assert results[-1]["final"] is True
     chunks = [r["artifact"] for r in results if "artifact" in r]
@@ -93,7 +93,7 @@ async def early_flight(http: httpx.AsyncClient, round_: int) -> None:
     for text in turns:
         answer = await call(http, request("tasks/send", send_params(task_id, text, session)))
         task = answer["result"]
-        assert_seed_002_shapes(task)
+        assert_early_shapes(task)
         assert task["id"] == task_id
         assert task["sessionId"] == session
         states.append(task["status"]["state"])
@@ -169,7 +169,7 @@ async def test_concurrent_sends_creating_one_client_chosen_id() -> None:
     that id; every other request gets a clear -32602 (or, if it came after the first
     finished setting up, continues or is refused as any message to that task would be);
     never a 500, never two tasks. 25 trials."""
-    app, _ = seed_app()
+    app, _ = early_app()
     with running(app) as url:
         async with httpx.AsyncClient(base_url=url, timeout=60) as http:
             for trial in range(25):

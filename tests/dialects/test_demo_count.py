@@ -1,4 +1,4 @@
-"""The demo agent's ``count to N`` in the seed-002 dialect: a long task to cancel
+"""The demo agent's ``count to N`` in the 2025-early dialect: a long task to cancel
 ("tasks/cancel": the Task with state "canceled"; the stream ends with a final status),
 and more than it counts to is refused (``rejected``, which this dialect calls
 ``failed``). Real HTTP."""

@@ -1,6 +1,7 @@
-"""parley's client speaking the seed-002 dialect to an agent that knows nothing else (a
-Starlette app answering as seed 002 describes), over real HTTP: the same ``Client``
-methods and core types as with v0.3 (docs/dialect-2025-early.md, "The client")."""
+"""parley's client speaking the 2025-early dialect to an agent that knows nothing else (a
+Starlette app answering as the 2025-early specification describes), over real HTTP: the
+same ``Client`` methods and core types as with v0.3 (docs/dialect-2025-early.md, "The
+client")."""
 
 from __future__ import annotations
 
@@ -31,13 +32,13 @@ from parley.types import (
     TaskStatusUpdateEvent,
 )
 from tests.cli.conftest import parley
-from tests.dialects.seed_server import SeedServer
+from tests.dialects.early_peer import EarlyPeer
 from tests.servers import running
 
 
 @pytest.fixture(scope="module")
-def seed() -> Iterator[tuple[str, SeedServer]]:
-    server = SeedServer()
+def peer() -> Iterator[tuple[str, EarlyPeer]]:
+    server = EarlyPeer()
     with running(server.app) as url:
         yield url, server
 
@@ -46,10 +47,10 @@ def early_client(url: str) -> connect:
     return connect(url, protocol="2025-early")
 
 
-async def test_the_card_comes_from_agent_json(seed: tuple[str, SeedServer]) -> None:
+async def test_the_card_comes_from_agent_json(peer: tuple[str, EarlyPeer]) -> None:
     """Agent Card: read in the dialect's shape; `authentication.schemes: ["bearer"]`
     becomes an HTTP bearer scheme the client's credentials can use."""
-    url, _ = seed
+    url, _ = peer
     async with early_client(url) as client:
         card = client.card
     assert card is not None
@@ -65,10 +66,10 @@ async def test_the_card_comes_from_agent_json(seed: tuple[str, SeedServer]) -> N
 
 
 async def test_send_message_creates_the_task_with_the_clients_id(
-    seed: tuple[str, SeedServer],
+    peer: tuple[str, EarlyPeer],
 ) -> None:
     """tasks/send: the client names the task and its session; the answer is a core Task."""
-    url, server = seed
+    url, server = peer
     async with early_client(url) as client:
         task = await client.send_message("hello", context_id="my-session")
     assert isinstance(task, Task)
@@ -85,9 +86,9 @@ async def test_send_message_creates_the_task_with_the_clients_id(
     }
 
 
-async def test_multi_turn_continues_the_same_task(seed: tuple[str, SeedServer]) -> None:
+async def test_multi_turn_continues_the_same_task(peer: tuple[str, EarlyPeer]) -> None:
     """Task Lifecycle: input-required, then the answer to the same task id completes it."""
-    url, server = seed
+    url, server = peer
     async with early_client(url) as client:
         asked = await client.send_message("ask")
         assert isinstance(asked, Task)
@@ -102,10 +103,10 @@ async def test_multi_turn_continues_the_same_task(seed: tuple[str, SeedServer]) 
     assert server.seen[-1]["params"]["sessionId"] == asked.context_id
 
 
-async def test_stream_message_gives_core_events(seed: tuple[str, SeedServer]) -> None:
+async def test_stream_message_gives_core_events(peer: tuple[str, EarlyPeer]) -> None:
     """tasks/sendSubscribe: the stream opens with a core Task (as a v0.3 stream does),
     then the status and artifact events; a tracker folds them into the task."""
-    url, server = seed
+    url, server = peer
     tracker = TaskTracker()
     async with early_client(url) as client:
         events = [event async for event in tracker.follow(client.stream_message("stream me"))]
@@ -131,8 +132,8 @@ async def test_stream_message_gives_core_events(seed: tuple[str, SeedServer]) ->
     assert server.seen[-1]["method"] == "tasks/sendSubscribe"
 
 
-async def test_get_and_cancel(seed: tuple[str, SeedServer]) -> None:
-    url, server = seed
+async def test_get_and_cancel(peer: tuple[str, EarlyPeer]) -> None:
+    url, server = peer
     async with early_client(url) as client:
         started = await client.send_message("slow")
         assert isinstance(started, Task)
@@ -149,9 +150,9 @@ async def test_get_and_cancel(seed: tuple[str, SeedServer]) -> None:
     }
 
 
-async def test_errors_become_the_core_error_classes(seed: tuple[str, SeedServer]) -> None:
+async def test_errors_become_the_core_error_classes(peer: tuple[str, EarlyPeer]) -> None:
     """Error Handling: -32001, -32002, -32003 as parley's error classes."""
-    url, _ = seed
+    url, _ = peer
     async with early_client(url) as client:
         with pytest.raises(TaskNotFoundError):
             await client.get_task("no-such-task")
@@ -169,9 +170,9 @@ async def test_errors_become_the_core_error_classes(seed: tuple[str, SeedServer]
 
 
 async def test_what_the_dialect_cannot_say_is_refused_before_sending(
-    seed: tuple[str, SeedServer],
+    peer: tuple[str, EarlyPeer],
 ) -> None:
-    url, server = seed
+    url, server = peer
     async with early_client(url) as client:
         before = len(server.seen)
         with pytest.raises(UnsupportedOperationError):
@@ -183,14 +184,14 @@ async def test_what_the_dialect_cannot_say_is_refused_before_sending(
     assert len(server.seen) == before
 
 
-async def test_an_unknown_protocol_is_refused(seed: tuple[str, SeedServer]) -> None:
+async def test_an_unknown_protocol_is_refused(peer: tuple[str, EarlyPeer]) -> None:
     with pytest.raises(ClientError, match="2025-late"):
-        await connect(seed[0], protocol="2025-late")
+        await connect(peer[0], protocol="2025-late")
 
 
-def test_the_cli_speaks_the_dialect(seed: tuple[str, SeedServer]) -> None:
+def test_the_cli_speaks_the_dialect(peer: tuple[str, EarlyPeer]) -> None:
     """`parley card|send|get --protocol 2025-early` against the old agent."""
-    url, _ = seed
+    url, _ = peer
     card = parley("card", url, "--protocol", "2025-early")
     assert card.returncode == 0, card.stderr
     assert "Old agent" in card.stdout
@@ -206,10 +207,10 @@ def test_the_cli_speaks_the_dialect(seed: tuple[str, SeedServer]) -> None:
     assert "--protocol" in wrong.stderr
 
 
-async def test_a_retried_message_names_the_same_task(seed: tuple[str, SeedServer]) -> None:
+async def test_a_retried_message_names_the_same_task(peer: tuple[str, EarlyPeer]) -> None:
     """The id of a new task is derived from its first message's id: sending the same
     message again (a retry after a lost answer) reaches the same task."""
-    url, server = seed
+    url, server = peer
     message = user_message("slow")
     async with early_client(url) as client:
         first = await client.send_message(message)

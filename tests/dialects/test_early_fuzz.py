@@ -1,7 +1,7 @@
-"""Whatever a seed-002 client sends, it gets an answer of the dialect's error table (or a
-result), never an HTTP 500 or an internal error ("Error Handling" of seed 002). Random
-params built from the dialect's own member names, so most requests get deep into
-decoding; bounded to a few hundred requests over real HTTP."""
+"""Whatever a 2025-early client sends, it gets an answer of the dialect's error table (or
+a result), never an HTTP 500 or an internal error ("Error Handling" of the 2025-early
+specification). Random params built from the dialect's own member names, so most requests
+get deep into decoding; bounded to a few hundred requests over real HTTP."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.dialects.early import seed_app
+from tests.dialects.early import early_app
 from tests.servers import running
 
 METHODS = [
@@ -68,7 +68,7 @@ params = st.one_of(values, st.dictionaries(st.sampled_from(NAMES), values, max_s
 
 @pytest.fixture(scope="module")
 def http() -> Iterator[httpx.Client]:
-    app, _ = seed_app()
+    app, _ = early_app()
     with running(app) as url, httpx.Client(base_url=url, timeout=30) as client:
         yield client
 

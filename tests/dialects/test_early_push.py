@@ -1,4 +1,4 @@
-"""Push notifications in the seed-002 dialect ("Push Notifications": tasks/pushNotification/
+"""Push notifications in the 2025-early dialect ("Push Notifications": tasks/pushNotification/
 set|get with ``{url, headers}``): the same delivery, signing and SSRF guard as v0.3, the
 task in the dialect's own shape in every notification. A real agent on uvicorn posts to
 a real webhook on 127.0.0.1 (allowed explicitly)."""
@@ -24,11 +24,11 @@ from parley.types import (
     TaskPushNotificationConfig,
 )
 from tests.dialects.early import (
-    SeedAgent,
+    EarlyAgent,
     call,
+    early_card,
     has_no_v0_3_member,
     request,
-    seed_card,
     send_params,
 )
 from tests.push.webhook import webhook
@@ -40,10 +40,10 @@ SESSION = "push-session"
 
 @pytest.fixture(scope="module")
 def agent() -> Iterator[str]:
-    card = seed_card().model_copy(
+    card = early_card().model_copy(
         update={"capabilities": AgentCapabilities(streaming=True, push_notifications=True)}
     )
-    app = create_app(SeedAgent(), card, push=PushSettings(allow=["127.0.0.1/32"], retry=FAST))
+    app = create_app(EarlyAgent(), card, push=PushSettings(allow=["127.0.0.1/32"], retry=FAST))
     with running(app) as base:
         yield base
 
@@ -54,11 +54,11 @@ async def http(agent: str) -> AsyncIterator[httpx.AsyncClient]:
         yield client
 
 
-async def test_set_get_and_the_notifications_in_seed_002_shapes(
+async def test_set_get_and_the_notifications_in_2025_early_shapes(
     agent: str, http: httpx.AsyncClient
 ) -> None:
     """set answers {url, headers}; get gives them back; the rest of the task's updates
-    reach the webhook as seed-002 Tasks, with the Authorization header asked for and the
+    reach the webhook as 2025-early Tasks, with the Authorization header asked for and the
     agent's signed JWT."""
     asked = await call(http, request("tasks/send", send_params("push-1", "ask", SESSION)))
     assert asked["result"]["status"]["state"] == "input-required"
@@ -117,7 +117,7 @@ async def test_a_v0_3_config_of_the_same_task_keeps_v0_3_payloads(
     http: httpx.AsyncClient,
 ) -> None:
     """Each config gets its own dialect: a v0.3 client's config on the same task is sent
-    the v0.3 Task, the seed-002 client's config the seed-002 Task."""
+    the v0.3 Task, the 2025-early client's config the 2025-early Task."""
     await call(http, request("tasks/send", send_params("push-4", "ask", SESSION)))
     with webhook() as (early_hook, early_url), webhook() as (v03_hook, v03_url):
         early = {"id": "push-4", "sessionId": SESSION, "url": early_url, "headers": {}}

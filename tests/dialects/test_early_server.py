@@ -1,4 +1,4 @@
-"""Every request and response example of the seed-002 dialect, over real HTTP, with the
+"""Every request and response example of the 2025-early dialect, over real HTTP, with the
 exact shapes ("API Methods", "Data Structures", "Error Handling" of that document)."""
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from parley.client import TaskTracker, connect
 from parley.server import create_app
 from parley.types import AgentCardSignature, Task, TaskState
 from tests.dialects.early import (
-    SeedAgent,
+    EarlyAgent,
     call,
+    early_app,
+    early_card,
     has_no_v0_3_member,
     request,
     secured_card,
-    seed_app,
-    seed_card,
     send_params,
     stream,
     text_message,
@@ -28,9 +28,9 @@ from tests.dialects.early import (
 )
 from tests.servers import running
 
-SEED_CARD = {
-    "name": "Seed agent",
-    "description": "Answers as seed 002 shows.",
+EARLY_CARD = {
+    "name": "Early agent",
+    "description": "Answers as the 2025-early specification shows.",
     "provider": {"organization": "Example Org", "url": "https://example.org"},
     "version": "1.2.3",
     "documentationUrl": "https://example.org/docs",
@@ -57,20 +57,20 @@ SEED_CARD = {
 
 
 @pytest.fixture(scope="module")
-def served() -> Iterator[tuple[str, SeedAgent]]:
-    app, agent = seed_app()
+def served() -> Iterator[tuple[str, EarlyAgent]]:
+    app, agent = early_app()
     with running(app) as url:
         yield url, agent
 
 
 @pytest.fixture
-async def http(served: tuple[str, SeedAgent]) -> AsyncIterator[httpx.AsyncClient]:
+async def http(served: tuple[str, EarlyAgent]) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=served[0], timeout=30) as client:
         yield client
 
 
 def completed_task(task_id: str, text: str, session: str = "session-1") -> dict[str, Any]:
-    """The Task of seed 002's "Task" structure for a finished echo of ``text``."""
+    """The Task of the 2025-early "Task" structure for a finished echo of ``text``."""
     return {
         "id": task_id,
         "sessionId": session,
@@ -82,11 +82,11 @@ def completed_task(task_id: str, text: str, session: str = "session-1") -> dict[
     }
 
 
-async def test_agent_get_card(http: httpx.AsyncClient, served: tuple[str, SeedAgent]) -> None:
+async def test_agent_get_card(http: httpx.AsyncClient, served: tuple[str, EarlyAgent]) -> None:
     """Agent Discovery, agent/getCard: the card in the "Agent Card" structure."""
     answer = await call(http, request("agent/getCard", {}, 1))
     assert answer["id"] == 1
-    assert answer["result"] == {**SEED_CARD, "url": served[0] + "/"}
+    assert answer["result"] == {**EARLY_CARD, "url": served[0] + "/"}
 
 
 async def test_card_authentication_names_the_schemes() -> None:
@@ -96,7 +96,7 @@ async def test_card_authentication_names_the_schemes() -> None:
     async def token(value: str) -> str | None:
         return "caller" if value == "t0k" else None
 
-    app = create_app(SeedAgent(), secured_card(), security={"token": TokenVerifier(token)})
+    app = create_app(EarlyAgent(), secured_card(), security={"token": TokenVerifier(token)})
     with running(app) as url:
         bearer = {"Authorization": "Bearer t0k"}  # the JSON-RPC endpoint is authenticated
         async with httpx.AsyncClient(base_url=url, headers=bearer) as http:
@@ -107,12 +107,12 @@ async def test_card_authentication_names_the_schemes() -> None:
 
 
 async def test_well_known_agent_json_reads_as_both_cards(
-    http: httpx.AsyncClient, served: tuple[str, SeedAgent]
+    http: httpx.AsyncClient, served: tuple[str, EarlyAgent]
 ) -> None:
-    """The card at /.well-known/agent.json holds every member of seed 002's card, with the
+    """The card at /.well-known/agent.json holds every member of 2025-early's card, with the
     same values, beside the v0.3 card's (docs/dialect-2025-early.md, "The agent card")."""
     card = (await http.get("/.well-known/agent.json")).json()
-    for name, value in {**SEED_CARD, "url": served[0] + "/"}.items():
+    for name, value in {**EARLY_CARD, "url": served[0] + "/"}.items():
         if name == "capabilities":
             assert {k: card[name].get(k, False) for k in value} == value
         else:
@@ -124,7 +124,7 @@ async def test_well_known_agent_json_reads_as_both_cards(
 
 
 async def test_tasks_send_with_the_client_chosen_id(
-    http: httpx.AsyncClient, served: tuple[str, SeedAgent]
+    http: httpx.AsyncClient, served: tuple[str, EarlyAgent]
 ) -> None:
     """Task Management, tasks/send: the task is created with the id the client sent, in
     its session; acceptedOutputModes reaches the agent as v0.3's configuration does."""
@@ -418,7 +418,7 @@ async def test_a_continued_stream_numbers_new_artifacts_after_the_old(
 
 
 async def test_parleys_client_streams_a_second_turn_without_a_made_up_task(
-    served: tuple[str, SeedAgent],
+    served: tuple[str, EarlyAgent],
 ) -> None:
     """A v0.3 stream that continues a task opens with its first update, not a Task; the
     client's stream in this dialect does the same, so a tracker keeps the first turn's
@@ -442,8 +442,8 @@ async def test_a_signed_card_is_served_as_signed_at_agent_json() -> None:
     """A member added to a signed card would break its signature (v0.3 5.5.6): the
     well-known agent.json serves it exactly as agent-card.json does."""
     signature = AgentCardSignature(protected="eyJhbGciOiJFUzI1NiJ9", signature="c2ln")
-    signed = seed_card().model_copy(update={"signatures": [signature]})
-    with running(create_app(SeedAgent(), signed)) as url:
+    signed = early_card().model_copy(update={"signatures": [signature]})
+    with running(create_app(EarlyAgent(), signed)) as url:
         async with httpx.AsyncClient(base_url=url) as http:
             old = (await http.get("/.well-known/agent.json")).content
             current = (await http.get("/.well-known/agent-card.json")).content

@@ -68,7 +68,7 @@ def test_a2a_version_selects_before_the_method() -> None:
         dialect_for_version("0.9")
 
 
-async def test_shared_name_with_session_is_answered_in_seed_002_shapes(
+async def test_shared_name_with_session_is_answered_in_2025_early_shapes(
     http: httpx.AsyncClient,
 ) -> None:
     sent = await rpc(http, "tasks/send", early_send("t-shared", "tell me a joke"))
@@ -92,7 +92,7 @@ async def test_session_id_in_v0_3_metadata_stays_v0_3(http: httpx.AsyncClient) -
     assert answer["error"] == {"code": -32001, "message": "Task nope was not found"}
 
 
-async def test_explicit_version_0_3_keeps_seed_002_names_unknown(http: httpx.AsyncClient) -> None:
+async def test_explicit_version_0_3_keeps_2025_early_names_unknown(http: httpx.AsyncClient) -> None:
     answer = await rpc(http, "tasks/send", early_send("t-v", "hi"), {"A2A-Version": "0.3"})
     assert answer["error"] == {"code": -32601, "message": "Method not found: tasks/send"}
 

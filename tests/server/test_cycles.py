@@ -1,8 +1,8 @@
 """A finished task's live objects are freed by reference counting, not left in cycles.
 
 With hundreds of streams in flight, objects only the cyclic collector can free pile up
-into its older generations, whose collections then stall every request (the p99 of
-issue 14's 500-stream benchmark). A run's ``LiveTask`` holds the whole event log, so it
+into its older generations, whose collections then stall every request (the tail
+latency of a server with hundreds of streams). A run's ``LiveTask`` holds the whole event log, so it
 and its log must not be part of a cycle once the run is over. Runs in a fresh
 interpreter: the check disables the collector and watches everything it would free.
 """
@@ -13,12 +13,17 @@ import json
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import httpx
 
 from parley.server import create_app
 from tests.server.agents import ScriptedAgent, card
 from tests.server.rpc import body, user_message
+
+ROOT = Path(__file__).resolve().parents[2]
+"""The repository: the script imports the test agents from ``tests``, wherever pytest
+was started."""
 
 SCRIPT = """
 import asyncio, gc, json
@@ -64,6 +69,7 @@ def test_a_finished_run_leaves_no_cycle_holding_its_task() -> None:
         text=True,
         check=True,
         timeout=120,
+        cwd=ROOT,
     )
     assert json.loads(done.stdout.strip().splitlines()[-1]) == []
 

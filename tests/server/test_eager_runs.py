@@ -29,7 +29,7 @@ from parley.server import (
     create_app,
     text_message,
 )
-from parley.server._runs import TaskRuns
+from parley.server.tasks._runs import TaskRuns
 from parley.types import (
     Message,
     MessageSendConfiguration,

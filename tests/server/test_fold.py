@@ -10,9 +10,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley.server._events import EventLog
-from parley.server._live import LiveTask
-from parley.server._runs import TaskRuns, _fold
+from parley.server.tasks._events import EventLog
+from parley.server.tasks._live import LiveTask
+from parley.server.tasks._runs import TaskRuns, _fold
 from parley.stores import MemoryStore, OutboxEntry, StoredEvent
 from parley.types import (
     Artifact,

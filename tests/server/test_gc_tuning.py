@@ -94,7 +94,7 @@ print(json.dumps({"tuned": tune_gc(), "threshold": gc.get_threshold()}))
 @pytest.mark.parametrize("start", ["frozen", "threshold-2000"])
 def test_the_collector_is_tuned_as_python_3_12_and_3_13_start(start: str) -> None:
     # Both differ from Python 3.11's start; read as "the process set its own", they had
-    # left every server on 3.12 and 3.13 untuned (p99 at 64 connections 6x the bound's).
+    # left every server on 3.12 and 3.13 untuned, with full collections in its tail.
     result = run_fresh(AS_NEWER_PYTHONS_START, start)
     assert result == {"tuned": True, "threshold": [40_000, 100, 10]}
 
@@ -167,8 +167,8 @@ print(json.dumps(seen))
 
 def test_the_young_threshold_follows_what_is_alive() -> None:
     # A young collection costs what it finds alive: where a busy server holds more than
-    # the threshold, every collection walked it all and freed nothing (500 SQLite
-    # streams: 60-90 us of each one's CPU). Such a collection raises the threshold; one
+    # the threshold, every collection walked it all and freed nothing (hundreds of
+    # streams in flight). Such a collection raises the threshold; one
     # that frees much (garbage made faster) lowers it again.
     start, holding, collecting = run_fresh(FOLLOWING)
     assert start == 40_000

@@ -9,7 +9,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from parley.server import new_id
-from parley.server._ids import new_ordered_id, now, timestamp
+from parley.server.agent._ids import new_ordered_id, now, timestamp
 from parley.stores._protocols import made_times, status_time
 from parley.types import TaskState, TaskStatus
 

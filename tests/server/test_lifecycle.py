@@ -70,9 +70,9 @@ MANY_TRIALS = [
     "sqlite",
     pytest.param("postgresql", marks=[pytest.mark.postgres, pytest.mark.timeout(360)]),
 ]
-"""``STORES`` for the tests of 50 to 100 trials: PostgreSQL, a new connection for each
-store call here, took over the 120 s limit with eight test runs on the machine (about
-30 s when it is quiet), so it has 360 s; the trials stay as many."""
+"""``STORES`` for the tests of 50 to 100 trials: PostgreSQL opens a new connection for
+each store call here, which on a machine busy with other test runs can take longer than
+the default limit, so it has a longer one; the trials stay as many."""
 
 
 def _serve(kind: str, tmp_path: Path) -> Any:

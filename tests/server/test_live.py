@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from parley.server._events import EventLog
-from parley.server._live import Gate, LiveTask
+from parley.server.tasks._events import EventLog
+from parley.server.tasks._live import Gate, LiveTask
 
 
 async def test_a_free_gate_is_taken_at_once_and_a_held_one_is_not() -> None:

@@ -10,7 +10,9 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import Any
 
+import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount
@@ -26,7 +28,7 @@ from parley.server import (
     agent,
     create_app,
 )
-from parley.server._recovery import RESTARTED
+from parley.server.tasks._recovery import RESTARTED
 from parley.stores import MemoryStore
 from parley.types import Task, TaskState
 from tests.server.agents import card
@@ -129,12 +131,15 @@ async def test_an_app_serves_your_own_handler() -> None:
     assert CountingHandler.calls == 1
 
 
-def test_an_own_handler_with_options_of_the_app_is_refused() -> None:
+def test_an_own_handler_with_options_of_the_handler_is_refused() -> None:
     handler = RequestHandler(patient, card())
-    with pytest.raises(TypeError, match="task_store"):
-        A2AApp(handler=handler, task_store=MemoryStore())
-    with pytest.raises(TypeError, match="agent"):
-        A2AApp(patient, handler=handler)
+    options: dict[str, Any] = {"task_store": MemoryStore(), "grpc": None}
+    with pytest.raises(TypeError, match="task_store is the RequestHandler's own"):
+        A2AApp(handler, **options)
+    with pytest.raises(TypeError, match="wrong_name is unknown"):
+        A2AApp(handler, wrong_name=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"create_app\(agent, card"):
+        A2AApp(patient)
 
 
 def test_an_agent_class_instead_of_an_instance_is_refused_at_start_up() -> None:
@@ -163,3 +168,38 @@ async def test_a_grpc_port_another_process_listens_on_is_refused() -> None:
             async with a2a.lifespan():
                 pass
     assert a2a.grpc_port is None
+
+
+async def test_one_line_mounts_the_agent_in_a_fastapi_app_with_both_lifespans() -> None:
+    from contextlib import asynccontextmanager
+
+    from fastapi import FastAPI
+
+    seen: list[str] = []
+
+    @asynccontextmanager
+    async def host_lifespan(app: FastAPI) -> AsyncIterator[None]:
+        seen.append(f"host starts, agent's gRPC on {a2a.grpc_port is not None}")
+        yield
+        seen.append("host stops")
+
+    api = FastAPI(lifespan=host_lifespan)
+
+    @api.get("/hello")
+    async def hello() -> dict[str, str]:
+        return {"hello": "world"}
+
+    a2a = create_app(patient, card(), grpc=GRPCOptions(port=0))
+    a2a.mount_into(api, "/agent")
+    with running(api) as base:
+        assert a2a.grpc_port is not None
+        async with connect(f"{base}/agent") as client:
+            answered = await client.send_message("hello")
+            assert isinstance(answered, Task)
+            assert text_of(answered) == "done: hello"
+        async with connect(f"{base}/agent", transports=["GRPC"]) as client:
+            assert text_of(await client.send_message("again")) == "done: again"
+        own = await asyncio.to_thread(httpx.get, f"{base}/hello")
+        assert own.json() == {"hello": "world"}
+    assert seen == ["host starts, agent's gRPC on True", "host stops"]
+    assert a2a.grpc_port is None  # the agent's lifespan ended with the host's

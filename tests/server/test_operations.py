@@ -1,4 +1,4 @@
-"""message/send, tasks/get, tasks/cancel and the rest (spec 7, seed 001 life of a task)."""
+"""message/send, tasks/get, tasks/cancel and the rest (spec 7, A2A's "Life of a Task")."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ async def test_direct_message_reply_creates_no_task(client: httpx.AsyncClient) -
 
 
 async def test_continue_a_task_by_task_id(client: httpx.AsyncClient) -> None:
-    """Seed 001: an input-required task continues with the next message for its taskId."""
+    """ "Life of a Task": an input-required task continues with the next message for its taskId."""
     first = await send(client, "ask")
     assert first["status"]["state"] == "input-required"
     assert first["status"]["message"]["parts"][0]["text"] == "What else?"

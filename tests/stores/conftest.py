@@ -1,4 +1,5 @@
-"""The ``store`` fixture: every Store implementation, each on a real backend."""
+"""The ``store`` fixture: every Store implementation, each on a real backend, each both
+with ``parley._speedups`` and on the plain path (``plain``)."""
 
 from __future__ import annotations
 
@@ -9,14 +10,34 @@ import pytest
 
 from parley.stores import MemoryStore, Store
 from parley.stores.sql import SQLStore
+from tests.speedups import plain
 from tests.stores.databases import postgres_engine, sqlite_url
 
 
-@pytest.fixture(params=["memory", "sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    params=[
+        "memory",
+        "memory-plain",
+        "sqlite",
+        "sqlite-plain",
+        pytest.param("postgresql", marks=pytest.mark.postgres),
+        pytest.param("postgresql-plain", marks=pytest.mark.postgres),
+    ]
+)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    if request.param == "memory":
+    if request.param.endswith("-plain"):
+        with plain():
+            async for store in _store(request.param.removesuffix("-plain"), tmp_path):
+                yield store
+    else:
+        async for store in _store(request.param, tmp_path):
+            yield store
+
+
+async def _store(kind: str, tmp_path: Path) -> AsyncIterator[Store]:
+    if kind == "memory":
         yield MemoryStore()
-    elif request.param == "sqlite":
+    elif kind == "sqlite":
         sql = SQLStore(sqlite_url(tmp_path))
         yield sql
         await sql.aclose()

@@ -139,9 +139,7 @@ async def _append_chunks(store: Store, chunks: int = 3000) -> None:
     "backend", ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 )
 async def test_3000_chunks_fold_into_one_artifact(backend: str, tmp_path: Path) -> None:
-    """Spec 7.2.4 (append): every chunk of a long artifact is kept, in order. The cost
-    per event as the task grows is measured by bench/store_events.py (timings are not
-    asserted in tests)."""
+    """Spec 7.2.4 (append): every chunk of a long artifact is kept, in order."""
     if backend == "sqlite":
         store = SQLStore(sqlite_url(tmp_path))
         await _append_chunks(store)

@@ -16,7 +16,7 @@ from sqlalchemy import text
 
 from parley.protocol import InternalError, TaskNotFoundError
 from parley.server import CallContext, EventSink, RequestContext, RequestHandler, TaskUpdater
-from parley.server._recovery import recover
+from parley.server.tasks._recovery import recover
 from parley.stores import Store, StoredEvent
 from parley.stores.sql import SQLStore
 from parley.types import (

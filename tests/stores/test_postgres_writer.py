@@ -18,12 +18,12 @@ import pytest
 from sqlalchemy import literal_column, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from parley._speedups._pg_batch import one_statement
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
 from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
 from parley.stores._protocols import TaskQuery
 from parley.stores.sql import SQLStore
 from parley.stores.sql._group import AppendWrite, SaveWrite
-from parley.stores.sql._pg_batch import one_statement
 from parley.stores.sql._pg_writer import ALONGSIDE, _commit
 from parley.stores.sql._schema import tasks
 from parley.stores.sql._store import _save_values, _touch_values

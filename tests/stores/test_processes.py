@@ -30,7 +30,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
-from parley.server._recovery import RESTARTED
+from parley.server.tasks._recovery import RESTARTED
 from parley.stores.sql import database_url
 from tests.servers import parley_serve
 from tests.stores.databases import _unavailable

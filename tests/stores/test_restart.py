@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from httpx_sse import connect_sse
 
-from parley.server._recovery import RESTARTED
+from parley.server.tasks._recovery import RESTARTED
 from tests.servers import parley_serve
 
 

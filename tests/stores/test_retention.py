@@ -16,8 +16,8 @@ import pytest
 from sqlalchemy import update
 
 from parley.server import AgentContext, Retention, agent, create_app
-from parley.server._recovery import RESTARTED
-from parley.server._retention import RetentionJob
+from parley.server.tasks._recovery import RESTARTED
+from parley.server.tasks._retention import RetentionJob
 from parley.stores import Append, Store, StoredEvent
 from parley.stores.sql import SQLStore
 from parley.stores.sql._schema import tasks

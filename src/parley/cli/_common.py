@@ -11,6 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from enum import IntEnum
+from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
@@ -74,12 +75,13 @@ class ExitCode(IntEnum):
 URL = Annotated[str, typer.Argument(help="The agent: base URL, card URL, or card file.")]
 TransportOption = Annotated[
     str | None,
-    typer.Option("--transport", "-t", help="Use this transport: jsonrpc, grpc or rest."),
+    typer.Option("--transport", "-t", metavar="jsonrpc|grpc|rest", help="Use this transport."),
 ]
 ProtocolOption = Annotated[
     str | None,
     typer.Option(
         "--protocol",
+        metavar="1.0|0.3|2025-early",
         help="Speak this protocol: 1.0 or 0.3 (default: the newest the agent offers), or "
         "2025-early (the earlier JSON-RPC dialect).",
     ),
@@ -97,7 +99,7 @@ APIKeyOption = Annotated[
 ]
 HeaderOption = Annotated[
     list[str] | None,
-    typer.Option("--header", "-H", help="Extra header 'Name: value' (repeatable)."),
+    typer.Option("--header", "-H", metavar="'NAME: VALUE'", help="Extra header (repeatable)."),
 ]
 
 
@@ -128,6 +130,7 @@ class Connection:
     ) -> None:
         self.url = url
         self.tenant = tenant
+        check_url(url)
         if transport is not None and transport.lower() not in ("jsonrpc", "grpc", "rest"):
             fail(
                 ExitCode.usage,
@@ -272,10 +275,21 @@ def speaking(client: Client) -> str:
 _HOW_TO_SERVE = {
     "grpc": "To serve gRPC too: parley serve --grpc-port 50051, or "
     "create_app(..., grpc=GRPCOptions(port=50051)); or leave out --transport",
-    "rest": "HTTP+JSON is served when the server has parley[grpc] (protobuf) installed, "
-    "or with create_app(..., rest=True); or leave out --transport",
+    "rest": "HTTP+JSON is served unless the app is built with create_app(..., rest=False); "
+    "or leave out --transport",
     "jsonrpc": "Leave out --transport to use what the agent offers",
 }
+
+
+def check_url(url: str) -> None:
+    """Refuse a ``URL`` that is neither a URL nor a card file there is, suggesting the URL
+    that was likely meant (``127.0.0.1:8000`` -> ``http://127.0.0.1:8000``)."""
+    if "://" in url or Path(url).exists():
+        return
+    fail(
+        ExitCode.usage,
+        f"{url} is not a URL, and there is no card file of that name: did you mean http://{url} ?",
+    )
 
 
 def check_protocol(protocol: str | None) -> None:

@@ -14,15 +14,16 @@ from parley.client import BasicAuth, ClientInterceptor, ClientTLS, OAuth2ClientC
 
 BasicOption = Annotated[
     str | None,
-    typer.Option("--basic", envvar="PARLEY_BASIC", help="USER:PASSWORD for HTTP basic."),
+    typer.Option("--basic", envvar="PARLEY_BASIC", metavar="USER:PASSWORD", help="HTTP basic."),
 ]
 OAuthOption = Annotated[
     str | None,
     typer.Option(
         "--oauth",
         envvar="PARLEY_OAUTH_CLIENT",
-        help="CLIENT_ID:SECRET, to get an OAuth 2.0 token (client credentials) from the "
-        "card's token URL, or --token-url.",
+        metavar="CLIENT_ID:SECRET",
+        help="Get an OAuth 2.0 token (client credentials) from the card's token URL, or "
+        "--token-url.",
     ),
 ]
 TokenURLOption = Annotated[

@@ -13,6 +13,8 @@ import importlib
 import logging
 import socket
 import sys
+import sysconfig
+import traceback
 from contextlib import nullcontext, suppress
 from ipaddress import ip_network
 from pathlib import Path
@@ -20,12 +22,16 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 import uvicorn
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from uvicorn.config import LOG_LEVELS
 
 from parley.cli._common import bound_listener
 from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
+from parley.cli._deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DeadlineConfig
+from parley.cli._observe import LogFormat, observe, uvicorn_log_config
+from parley.cli._stopping import DEFAULT_GRACE, StoppingServer
 from parley.server import (
     A2AApp,
     APIKeyVerifier,
@@ -35,8 +41,8 @@ from parley.server import (
     TrustedProxies,
     create_app,
 )
-from parley.server._bus import open_bus
 from parley.server.push import PushSettings
+from parley.server.tasks._bus import open_bus
 from parley.stores import Store
 from parley.types import AgentCard, APIKeySecurityScheme
 
@@ -45,23 +51,42 @@ console = Console(stderr=True, highlight=False)
 API_KEY_SCHEME = "apiKey"
 """The name ``--api-key`` gives its scheme in the card's ``securitySchemes``."""
 
+_LIBRARY_PATHS = (
+    str(Path(__file__).parents[1]),  # parley
+    sysconfig.get_paths()["purelib"],
+    sysconfig.get_paths()["stdlib"],
+    "<frozen",
+)
+"""Where frames that are not the user's code come from (the line named in an import
+error is the last frame outside them)."""
+
 _STORE_MODULES = ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3", "alembic", "parley.stores")
 
 
-def uvicorn_config(app: Any, log_level: str) -> uvicorn.Config:
+def uvicorn_config(
+    app: Any,
+    log_level: str,
+    head_timeout: float = DEFAULT_HEAD_TIMEOUT,
+    body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    log_format: LogFormat = LogFormat.text,
+) -> DeadlineConfig:
     """uvicorn's settings for ``parley serve``.
 
     X-Forwarded-* are the app's to judge (--forwarded-allow-ips): uvicorn's own handling
     would replace the proxy's address with the client's before the app sees it. The access
     log is on only at a level that writes its lines (INFO or below): above it (warning,
     the default) uvicorn would still work out each request's client and quoted path for a
-    line its logger then drops, about a microsecond a request.
+    line its logger then drops, about a microsecond a request. A request's head and body
+    each have a deadline to arrive (``_deadlines``).
     """
     level = LOG_LEVELS.get(log_level.lower(), logging.INFO)
-    return uvicorn.Config(
+    return DeadlineConfig(
         app,
+        head_timeout=head_timeout,
+        body_timeout=body_timeout,
         log_level=log_level,
         access_log=level <= logging.INFO,
+        log_config=uvicorn_log_config(log_format),
         lifespan="off",
         proxy_headers=False,
     )
@@ -80,6 +105,21 @@ def serve(
         int, typer.Option(help="Port to listen on; 0: a free one, shown in the first line.")
     ] = 8000,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(
+            help="text, or json: one JSON object a line (with trace_id and span_id while "
+            "a span is active), for log pipelines."
+        ),
+    ] = LogFormat.text,
+    otel_console: Annotated[
+        bool,
+        typer.Option(
+            help="Print spans and metrics to stdout (development). OTEL_* environment "
+            "variables configure the rest (docs/observability.md); needs "
+            "parley-a2a\\[telemetry].",
+        ),
+    ] = False,
     db: Annotated[
         str | None,
         typer.Option(
@@ -107,7 +147,7 @@ def serve(
         ),
     ] = None,
     grpc_port: Annotated[
-        int | None, typer.Option(help="Also serve gRPC on this port (needs parley\\[grpc]).")
+        int | None, typer.Option(help="Also serve gRPC on this port (needs parley-a2a\\[grpc]).")
     ] = None,
     grpc_cert: Annotated[
         Path | None, typer.Option(help="PEM certificate chain: serve gRPC over TLS.")
@@ -125,8 +165,9 @@ def serve(
         list[str] | None,
         typer.Option(
             "--api-key",
-            help="NAME:SECRET: require an API key in header X-API-Key, declared in the card "
-            "(repeatable; each NAME is a principal, who owns the tasks it creates).",
+            metavar="NAME:SECRET",
+            help="Require an API key in header X-API-Key, declared in the card: SECRET is "
+            "the key of the principal NAME, who owns the tasks it creates (repeatable).",
         ),
     ] = None,
     forwarded_allow_ips: Annotated[
@@ -146,9 +187,37 @@ def serve(
             "are published at /.well-known/jwks.json). Default: a fresh key per process.",
         ),
     ] = None,
+    timeout_request_head: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a request's line and headers may take to arrive; a connection "
+            "slower than that is answered 408 and closed.",
+            min=0.001,
+        ),
+    ] = DEFAULT_HEAD_TIMEOUT,
+    timeout_request_body: Annotated[
+        float,
+        typer.Option(
+            help="Seconds a request's declared body may take to arrive once its headers "
+            "are in; a connection slower than that is closed.",
+            min=0.001,
+        ),
+    ] = DEFAULT_BODY_TIMEOUT,
+    timeout_graceful_shutdown: Annotated[
+        float,
+        typer.Option(
+            help="On Ctrl-C or SIGTERM: seconds running requests and streams have to end "
+            "before their connections are closed (a second Ctrl-C closes them at once).",
+            min=0,
+        ),
+    ] = DEFAULT_GRACE,
 ) -> None:
     """Serve an A2A agent over HTTP (JSON-RPC, and HTTP+JSON with parley\\[grpc]) and
     optionally gRPC, with its card at /.well-known/agent-card.json."""
+    try:
+        observe(log_format, log_level, otel_console)
+    except RuntimeError as error:
+        _fail(str(error))
     options = _push_options(allow_push_to or [], signing_key or [])
     options.update(_sharing_options(bus, lease_ttl))
     app, opened = _load(agent, db, options, _api_keys(api_key or []))
@@ -160,10 +229,10 @@ def serve(
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
     listener = bound_listener(host, port)
-    config = uvicorn_config(app, log_level)
-    server = uvicorn.Server(config)
+    config = uvicorn_config(app, log_level, timeout_request_head, timeout_request_body, log_format)
+    server = StoppingServer(config, timeout_graceful_shutdown, _say)
     with (
-        suppress(KeyboardInterrupt),  # Ctrl-C: uvicorn stopped, then the agent
+        suppress(KeyboardInterrupt),  # Ctrl-C before the signals are taken: nothing runs yet
         asyncio.Runner(loop_factory=config.get_loop_factory()) as runner,  # uvloop if there
     ):
         bound = listener.getsockname()[1]  # --port 0: the one the system gave
@@ -316,6 +385,11 @@ def _load(
         if options or keys:
             _fail(f"{target} is a built A2AApp: give it push settings, keys and its bus in code")
         return value, None
+    if isinstance(value, AgentCard):
+        _fail(
+            f"{target} is the card: name the agent beside it (module:agent, an "
+            "AgentExecutor instance or an @agent function; its card is read from `card`)"
+        )
     card: Any = getattr(module, "card", None)
     if not isinstance(card, AgentCard):
         _fail(f"{target} is an agent, but {module.__name__!r} defines no `card` (an AgentCard)")
@@ -340,12 +414,34 @@ def _import(target: str) -> tuple[Any, Any]:
     sys.path.insert(0, ".")
     try:
         module = importlib.import_module(module_name)
-    except ImportError as error:
-        _fail(f"cannot import {module_name!r}: {error}")
+    except Exception as error:  # whatever the module raises: one line, where it was raised
+        _fail(f"cannot import {module_name!r}: {_import_error(error)}")
     value: Any = getattr(module, attribute, None)
     if value is None:
         _fail(f"{module_name!r} has no attribute {attribute!r}")
     return value, module
+
+
+def _import_error(error: Exception) -> str:
+    """What went wrong importing the user's module, on one line: a card's missing or
+    invalid fields by name, anything else by its type and message, with the line of the
+    user's code that raised it."""
+    if isinstance(error, ModuleNotFoundError):
+        what = str(error)
+    elif isinstance(error, ValidationError):
+        fields = ", ".join(
+            ".".join(str(step) for step in problem["loc"]) + f" ({problem['msg'].lower()})"
+            for problem in error.errors()
+        )
+        what = f"{error.title}: {fields}"
+    else:
+        message = str(error).strip().splitlines()
+        what = f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if not f.filename.startswith(_LIBRARY_PATHS)]
+    if own:
+        what += f" ({own[-1].filename}, line {own[-1].lineno})"
+    return what
 
 
 def _reason(error: Exception, db: str | None) -> str:
@@ -362,6 +458,10 @@ def _reason(error: Exception, db: str | None) -> str:
         shown = hide_password(db or DEFAULT_DB)
         return f"the task store cannot be used: {text} (--db {shown})"
     return text
+
+
+def _say(line: str) -> None:
+    console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True)
 
 
 def _fail(message: str) -> NoReturn:

@@ -35,7 +35,7 @@ _Parser = Callable[[Any, str], AgentCard]
 CARD_PATHS = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 """Where a base URL's card is looked for, in order (the second is the pre-0.3 name)."""
 EARLY = "2025-early"
-"""The protocol id of the seed-002 dialect, whose card is at ``/.well-known/agent.json``
+"""The protocol id of the 2025-early dialect, whose card is at ``/.well-known/agent.json``
 in its own shape."""
 
 

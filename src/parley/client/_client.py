@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -33,6 +33,7 @@ from parley.protocol import (
 )
 from parley.protocol._rules import rules_for
 from parley.protocol._versions import V0_3
+from parley.telemetry import context_injector, open_telemetry
 from parley.types import (
     A2AModel,
     AgentCard,
@@ -56,6 +57,12 @@ from parley.types import (
     TextPart,
 )
 
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+    from parley.telemetry import TracedCall
+
 _RESUBSCRIBE = BY_NAME["resubscribe"]
 _T = TypeVar("_T")
 
@@ -69,6 +76,11 @@ class Client:
     after the break, the first attempt at once and the next ones ``resume_delay`` apart,
     doubling up to 5 s; a stream the agent itself keeps breaking, ``max_resumes`` times
     in a row.
+
+    Every call carries the current trace context (W3C ``traceparent``, ``tracestate``,
+    ``baggage``) when OpenTelemetry is installed; with ``tracer_provider`` (or a global
+    one) each call is a ``CLIENT`` span of its own, and ``meter_provider`` (or a global
+    one) measures them (docs/observability.md).
     Use it as an async context manager, or call ``aclose``.
     """
 
@@ -82,6 +94,8 @@ class Client:
         max_resumes: int = 3,
         resume_delay: float = 0.25,
         resume_window: float = 30.0,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
         self.transport = transport
         self.card = card
@@ -90,6 +104,9 @@ class Client:
         self.max_resumes = max_resumes
         self.resume_delay = resume_delay
         self.resume_window = resume_window
+        self.telemetry = open_telemetry(tracer_provider, meter_provider)
+        """Where the client's spans and metrics go (``None``: nowhere)."""
+        self._inject = context_injector()
 
     async def __aenter__(self) -> Client:
         return self
@@ -272,7 +289,27 @@ class Client:
         context: ClientCallContext | None = None,
     ) -> Any:
         """Run any non-streaming operation of the table through the interceptors."""
-        call = await self._prepare(operation, params, context)
+        if self.telemetry is None:
+            return await self._call(operation, params, context, None)
+        traced = self.telemetry.client_call(operation.name, params)
+        try:
+            result = await self._call(operation, params, context, traced)
+            traced.answered(result)
+            return result
+        except BaseException as error:
+            traced.failed(error)
+            raise
+        finally:
+            traced.end()
+
+    async def _call(
+        self,
+        operation: Operation,
+        params: A2AModel | None,
+        context: ClientCallContext | None,
+        traced: TracedCall | None,
+    ) -> Any:
+        call = await self._prepare(operation, params, context, traced)
         try:
             with _deadline(call.context.timeout):
                 result = await self.transport.request(operation, call.params, call.context)
@@ -283,7 +320,7 @@ class Client:
             await interceptor.after(call, result)
         return result
 
-    async def stream(
+    def stream(
         self,
         operation: Operation,
         params: A2AModel | None,
@@ -297,7 +334,19 @@ class Client:
         with no new event (or after ``max_resumes`` streams in a row that the agent broke
         again), ``StreamInterruptedError`` is raised, carrying ``last_event_id``.
         """
-        call = await self._prepare(operation, params, context)
+        if self.telemetry is None:
+            return self._stream(operation, params, context, None)
+        traced = self.telemetry.client_call(operation.name, params)
+        return _traced_stream(self._stream(operation, params, context, traced), traced)
+
+    async def _stream(
+        self,
+        operation: Operation,
+        params: A2AModel | None,
+        context: ClientCallContext | None,
+        traced: TracedCall | None,
+    ) -> AsyncGenerator[StreamItem, None]:
+        call = await self._prepare(operation, params, context, traced)
         resume = _Resume(call, operation, self, _stream_ends(operation, self.transport))
         deadline = _Deadline(call.context.timeout)
         while True:
@@ -326,10 +375,18 @@ class Client:
             await anyio.sleep(resume.delay())
 
     async def _prepare(
-        self, operation: Operation, params: A2AModel | None, context: ClientCallContext | None
+        self,
+        operation: Operation,
+        params: A2AModel | None,
+        context: ClientCallContext | None,
+        traced: TracedCall | None = None,
     ) -> ClientCall:
         context = dataclasses.replace(context) if context else ClientCallContext()
         context.headers = dict(context.headers)
+        if traced is not None:
+            traced.inject(context.headers)
+        elif self._inject is not None:
+            self._inject(context.headers)
         context.query = dict(context.query)
         context.extensions = context.extensions | self.extensions
         call = ClientCall(operation, params, context, self.card)
@@ -358,6 +415,25 @@ def _stream_ends(operation: Operation, transport: Transport) -> Callable[[Event]
         if ends is not ends_interaction:
             return ends
     return _ends_run
+
+
+async def _traced_stream(
+    items: AsyncGenerator[StreamItem, None], traced: TracedCall
+) -> AsyncGenerator[StreamItem, None]:
+    """``items``, in the span of their call: ended when the stream ends, fails or is
+    closed."""
+    try:
+        async for item in items:
+            traced.answered(item.event)
+            yield item
+    except GeneratorExit:  # the reader stopped reading: not a failure of the call
+        raise
+    except BaseException as error:
+        traced.failed(error)
+        raise
+    finally:
+        await items.aclose()
+        traced.end()
 
 
 class _Resume:

@@ -33,19 +33,21 @@ import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jwt
 from pydantic import ValidationError
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
 
+from parley._extras import require
 from parley.client._errors import ClientError
 from parley.client._jwks import AgentKeys
 from parley.protocol import ConversionError
 from parley.protocol.v1 import event_from_v1
 from parley.types import Task
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from starlette.types import Receive, Scope, Send
 
 JWT_HEADER = "X-A2A-Notification-JWT"
 TOKEN_HEADER = "X-A2A-Notification-Token"
@@ -91,6 +93,7 @@ class PushReceiver:
         leeway: float = 30.0,
         max_body_size: int = 16 * 1024 * 1024,
     ) -> None:
+        require("server", "PushReceiver")
         self.on_notification = on_notification
         self.keys = keys
         self.token = token
@@ -102,6 +105,9 @@ class PushReceiver:
         """``jti`` -> when its JWT expires; kept until then to refuse replays."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from starlette.requests import Request
+        from starlette.responses import Response
+
         if scope["type"] != "http":
             return
         request = Request(scope, receive)

@@ -3,7 +3,7 @@
 - "tell me a joke": a task that completes at once with the joke as an artifact;
 - "write a report ...": a long report streamed as several chunks of one artifact;
 - "book a flight ...": asks for the missing details (``input-required``), then for
-  consent, then completes with the booking as a data artifact (seed 001);
+  consent, then completes with the booking as a data artifact (A2A's "Life of a Task");
 - "count to N" (N up to 300): one chunk a second, "1", "2", ... N, so there is time to
   cancel, resubscribe, or kill the process serving it;
 - a message with a file part: the file comes back as a file artifact;

@@ -3,9 +3,10 @@
 Sits on ``parley.types`` and below everything else: the operation table that drives
 every binding, the task state machine, the reducer that folds events into a task (used
 by the server and the client alike), the error tree, and the JSON-RPC dialects (v0.3 and
-the seed-002 dialect in ``parley.protocol.early``) with the rule that tells them apart.
+the 2025-early dialect in ``parley.protocol.early``) with the rule that tells them apart.
 """
 
+from parley._speedups import read_models_plainly
 from parley.protocol._dialect import V0_3, Dialect, DialectMethod, TaskLookup
 from parley.protocol._dialects import (
     DEFAULT_DIALECT,
@@ -64,6 +65,8 @@ from parley.protocol._versions import (
     major_minor,
     requested_version,
 )
+
+read_models_plainly()  # the wire models, made by now, read faster (parley._speedups)
 
 __all__ = [
     "ACTIVE_STATES",

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from parley._speedups import encode_task
 from parley.protocol._errors import A2AError, InvalidParamsError
 from parley.protocol._operations import OPERATIONS, Operation
 from parley.types import Task
@@ -63,6 +64,10 @@ class Dialect:
     hint: bytes = b""
     """Bytes found in every request body ``claims`` accepts, so that the binding can
     pass a request that lacks them without parsing it twice."""
+    tenant_of: Callable[[Any], str | None] | None = None
+    """The tenant a request's ``params`` (parsed JSON) name, which scopes the call;
+    raises ``InvalidParamsError`` for one that is not a string. ``None``: the dialect
+    has no tenants."""
 
 
 def encode_result(result: Any, params: Any = None) -> bytes:
@@ -71,6 +76,8 @@ def encode_result(result: Any, params: Any = None) -> bytes:
         return b"null"
     if isinstance(result, list):
         return b"[%s]" % b",".join(item.to_json() for item in result)
+    if type(result) is Task:
+        return encode_task(result, "0.3") or result.to_json()
     data: bytes = result.to_json()
     return data
 

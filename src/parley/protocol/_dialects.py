@@ -3,10 +3,10 @@
 1. An ``A2A-Version`` (header or request parameter) picks the dialect that declares that
    ``Major.Minor``; a version no dialect declares is refused with
    ``VersionNotSupportedError``. Absent, the request is told apart by its method:
-2. a method name only one dialect has belongs to it (``tasks/send`` is seed 002's,
+2. a method name only one dialect has belongs to it (``tasks/send`` is 2025-early's,
    ``message/send`` v0.3's);
 3. a name several dialects share (``tasks/get``, ``tasks/cancel``) belongs to the first
-   other dialect whose ``claims`` accepts the params (seed 002 claims those that carry
+   other dialect whose ``claims`` accepts the params (2025-early claims those that carry
    ``sessionId``), and otherwise to the default, v0.3 (a request with no version is a
    v0.3 request, v1.0.1 3.6.2);
 4. an unknown name is answered by the default dialect ("Method not found").
@@ -16,7 +16,6 @@ Adding a dialect is adding it to ``DIALECTS``.
 
 from __future__ import annotations
 
-from importlib.util import find_spec
 from typing import Any
 
 from parley.protocol._dialect import V0_3, Dialect
@@ -25,10 +24,8 @@ from parley.protocol.early import EARLY
 
 
 def _v1() -> tuple[Dialect, ...]:
-    """v1.0's JSON-RPC methods, served when protobuf is installed (``parley[grpc]``): its
-    ProtoJSON is read through the ``lf.a2a.v1`` messages."""
-    if find_spec("google.protobuf") is None:  # pragma: no cover - the tests have it
-        return ()
+    """v1.0's JSON-RPC methods: its ProtoJSON is read through the ``lf.a2a.v1``
+    messages."""
     from parley.protocol.v1 import DIALECT
 
     return (DIALECT,)

@@ -41,8 +41,6 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 from pydantic_core import to_json
 
-from parley.types import JSONRPCError
-
 
 class A2AError(Exception):
     """Base of every error parley raises or receives over the protocol.
@@ -59,13 +57,9 @@ class A2AError(Exception):
     v1_grpc_status: ClassVar[str] = "INTERNAL"
 
     def __init__(self, message: str | None = None, *, data: Any = None) -> None:
-        self.message = message or self.default_message
+        self.message = _well_formed(message) if message else self.default_message
         self.data = data
         super().__init__(self.message)
-
-    def to_jsonrpc(self) -> JSONRPCError:
-        """This error as the JSON-RPC ``error`` member."""
-        return JSONRPCError(code=self.code, message=self.message, data=self.data)
 
     def body(self) -> bytes:
         """The one JSON body of an error on every binding: ``code``, ``message`` and
@@ -164,6 +158,18 @@ class InvalidParamsError(A2AError):
         """The error for JSON nested deeper than a parser goes (spec 8.1: the request is
         well-formed, its content is not acceptable)."""
         return cls("The request's JSON nests too deeply")
+
+
+def _well_formed(text: str) -> str:
+    """``text`` as valid Unicode: a lone surrogate (which a message may quote from the
+    caller's JSON, ``"\\ud800"``) becomes U+FFFD, so that every error writer can encode it."""
+    if text.isascii():
+        return text
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 def shorten(text: str, limit: int = 100) -> str:

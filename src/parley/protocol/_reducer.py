@@ -6,7 +6,7 @@ server's hot path must not copy a growing task per event) and never mutates ``ev
 whatever it keeps from an event it copies first, because the same event object also sits
 in the event log where other readers see it.
 
-Rules (spec 7.2.2, 7.2.3, and the life of a task in seed 001):
+Rules (spec 7.2.2, 7.2.3, and A2A's "Life of a Task"):
 - a ``Task`` replaces what was known;
 - a ``Message`` for the task joins its history;
 - a status update sets the status; the message of the status it replaces joins the
@@ -106,8 +106,8 @@ def _apply_artifact(task: Task, event: TaskArtifactUpdateEvent) -> None:
 
 def _put(model: A2AModel, name: str, value: Any) -> None:
     """``model.name = value`` as pydantic's own handler for a field does it, without
-    its ``__setattr__`` finding that handler first (4x the cost; the models validate no
-    assignment). The reducer sets fields two or three times per send."""
+    its ``__setattr__`` finding that handler first (a lookup per assignment; the models
+    validate no assignment). The reducer sets fields two or three times per send."""
     model.__dict__[name] = value
     model.__pydantic_fields_set__.add(name)
 
@@ -140,4 +140,5 @@ def _shared(artifact: Artifact) -> Artifact:
 
 _get_owned = Artifact.__dict__["_owned"].__get__
 _set_owned = Artifact.__dict__["_owned"].__set__
-"""Set on the copies ``_own`` makes (the slot itself: see ``Task``'s ``_wire``)."""
+"""Set on the copies ``_own`` makes (the slot's descriptor itself: pydantic's
+``__setattr__`` refuses a name it does not know)."""

@@ -88,8 +88,8 @@ def ends_interaction(event: Event) -> bool:
     """Whether ``event`` is the last of an agent run: a direct ``Message`` reply, or a task
     or status reaching a terminal or interrupted state (spec 7.2: the stream closes)."""
     # Asked several times of every event a send makes: the commonest kinds first, by
-    # exact type: a model class's isinstance that fails costs ~90 ns (a Task is not a
-    # TaskStatusUpdateEvent, the first of the tuple).
+    # exact type: a model class's isinstance that fails walks its ABC checks (a Task is
+    # not a TaskStatusUpdateEvent, the first of the tuple).
     if type(event) is TaskArtifactUpdateEvent:
         return False
     if type(event) is Task or isinstance(event, _WITH_STATUS):

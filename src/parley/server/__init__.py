@@ -11,7 +11,15 @@ Agents are written against ``AgentExecutor`` + ``TaskUpdater``, or as one functi
 
 from typing import Any
 
-from parley.server._agent import (
+from parley._extras import require
+
+require("server", "parley.server")
+
+from parley.server._app import A2AApp, create_app
+from parley.server._card import CardError, TrustedProxies
+from parley.server._gc import tune_gc
+from parley.server._grpc_options import GRPCOptions
+from parley.server.agent._agent import (
     AgentExecutor,
     CancelRefusingAgent,
     EventSink,
@@ -19,20 +27,9 @@ from parley.server._agent import (
     TaskUpdater,
     text_message,
 )
-from parley.server._app import A2AApp, create_app
-from parley.server._auth import Authenticator, Credentials, MissingCredentials, SchemeVerifier
-from parley.server._bus import Bus, RedisBus
-from parley.server._card import CardError, TrustedProxies
-from parley.server._context import CallContext, Principal, RequestContext
-from parley.server._events import EventLog
-from parley.server._gc import tune_gc
-from parley.server._grpc_options import GRPCOptions
-from parley.server._handler import EventStream, RequestHandler
-from parley.server._ids import new_id
-from parley.server._jwt import JWTVerifier
-from parley.server._keys import SigningKey, SigningKeys
-from parley.server._retention import Retention
-from parley.server._simple import (
+from parley.server.agent._context import CallContext, Principal, RequestContext
+from parley.server.agent._ids import new_id
+from parley.server.agent._simple import (
     AgentContext,
     AuthRequired,
     FunctionAgent,
@@ -40,12 +37,19 @@ from parley.server._simple import (
     Rejected,
     agent,
 )
-from parley.server._verifiers import (
+from parley.server.auth._auth import Authenticator, Credentials, MissingCredentials, SchemeVerifier
+from parley.server.auth._jwt import JWTVerifier
+from parley.server.auth._keys import SigningKey, SigningKeys
+from parley.server.auth._verifiers import (
     APIKeyVerifier,
     BasicVerifier,
     ClientCertificateVerifier,
     TokenVerifier,
 )
+from parley.server.tasks._bus import Bus, RedisBus
+from parley.server.tasks._events import EventLog
+from parley.server.tasks._handler import EventStream, RequestHandler
+from parley.server.tasks._retention import Retention
 
 __all__ = [
     "A2AApp",
@@ -93,7 +97,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "TLSHTTPProtocol":  # imports uvicorn's httptools protocol
-        from parley.server._tls import TLSHTTPProtocol
+        from parley.server.auth._tls import TLSHTTPProtocol
 
         return TLSHTTPProtocol
     raise AttributeError(f"module 'parley.server' has no attribute {name!r}")

@@ -4,9 +4,8 @@ CPython's cyclic garbage collector runs a young collection every 700 net allocat
 container objects (2,000 on Python 3.13), and a full one, over everything alive, every
 so often after that. A server with a few dozen requests in flight crosses that
 constantly, and its full collections walk every module, pydantic schema and object
-built at startup: measured on the benchmark's echo agent at 64 connections, 60 full
-collections in 11 s took 0.9 s between them, 22 ms the longest, and that pause was the
-p99 latency.
+built at startup: each is a pause of every request in flight, and those pauses become
+the tail of the latency.
 
 ``tune_gc`` collects once, then freezes what is alive (``gc.freeze``: the startup objects
 move to a generation no collection walks; they live as long as the process anyway) and
@@ -17,23 +16,23 @@ collector settings.
 What a collection costs is what it finds alive: the requests in flight, each holding its
 events until it is answered. A young collection walks what was made since the last one
 and is alive, and moves it to the middle generation; a middle collection walks all of
-that. So the young threshold is set above what a moderately busy server holds at once
-(a SQLite stream waits for its commit holding a few hundred objects: at 50 streams,
-10,000 made 73 young collections in 5 s, 40,000 none), and the middle one so that
-middle collections are rare: with 500 streams in flight one is tens of milliseconds
-(35-65 ms measured) whatever the threshold, and at CPython's 10 they took a fifth of a
-SQLite stream's CPU. What they walk is mostly gone by reference counting before the
-next, so fewer collections walk about the same each.
+that. So the young threshold is set above what a moderately busy server holds at once (a
+SQLite stream waits for its commit holding a few hundred objects, so 50 streams hold more
+than 10,000 but less than 40,000), and the middle one so that middle collections are
+rare: with hundreds of streams in flight one walks all of them whatever the threshold,
+and at CPython's 10 they would take a large share of a stream's CPU. What they walk is
+mostly gone by reference counting before the next, so fewer collections walk about the
+same each.
 
 The young threshold then follows what the server holds (``_follow``). The young count
 is the container objects made since the last collection less those freed since (never
 below zero), so with no collection it is what was made since and is still alive: the
-requests in flight. Where that is more than the threshold (500 streams hold about
-140,000 objects: a SQLite stream about 290 while it waits for its commit, a memory one
-about 220, with their connections), the count crosses the threshold in every wave of
-requests, and each collection walks tens of thousands of live objects and frees nothing
-(parley's requests leave no cycles: ``tests/server/test_gc_tuning.py``): 60-90 us of a
-SQLite stream's CPU at 500 streams. So a young collection that freed less than a tenth
+requests in flight. Where that is more than the threshold (500 streams hold well over
+100,000 objects: a stream holds a few hundred while it waits for its commit, with its
+connection), the count crosses the threshold in every wave of requests, and each
+collection walks tens of thousands of live objects and frees nothing (parley's requests
+leave no cycles: ``tests/server/test_gc_tuning.py``), all of it CPU taken from the
+streams. So a young collection that freed less than a tenth
 of the threshold doubles it, up to ``YOUNG_CEILING``; one that freed more than half
 (garbage made faster than that: an agent's own cycles) halves it, down to 40,000 again,
 which bounds the garbage held meanwhile.

@@ -29,7 +29,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from parley.types import Event, Message, PushNotificationConfig, Task, TaskState, TaskStatus
+from parley._speedups import encode_chunk, encode_task
+from parley.types import (
+    Event,
+    Message,
+    PushNotificationConfig,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+)
 
 
 @dataclass(slots=True)
@@ -49,7 +58,14 @@ class StoredEvent:
         stream that sends it share it (a published event is never changed)."""
         wire = self.wire
         if wire is None:
-            wire = self.wire = self.event.to_json()
+            event = self.event
+            if type(event) is Task:
+                wire = encode_task(event, "0.3")
+            elif type(event) is TaskArtifactUpdateEvent:
+                wire = encode_chunk(event)
+            if wire is None:
+                wire = event.to_json()
+            self.wire = wire
         return wire
 
 
@@ -120,6 +136,9 @@ class OutboxEntry:
     created: float = 0.0
     """Epoch seconds the entry was written (set by the store): delivery gives up a
     deadline after it."""
+    traceparent: str | None = None
+    """The W3C ``traceparent`` of the run that produced it, when it was traced: the
+    notification carries it, whichever process delivers it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -427,5 +446,6 @@ def status_time(status: TaskStatus) -> float:
 
 made_times: dict[str, float] = {}
 """Timestamps parley made lately, and the epoch seconds each parses to (the clock that
-makes one knows its time: ``server._ids``). A memo: a send files the two statuses it
-made, and each parse is ~5,000 instructions. The clock clears it when it grows."""
+makes one knows its time: ``server.agent._ids``). A memo: a send files the two statuses it
+made, and parsing a timestamp costs more than looking it up. The clock clears it when it
+grows."""

@@ -6,13 +6,10 @@ the schema names in a way Python cannot (``in``) set their alias explicitly.
 
 from __future__ import annotations
 
-from operator import attrgetter
 from typing import Any, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from pydantic.alias_generators import to_camel
-
-from parley.types._getattr import plain_getattr
 
 _M = TypeVar("_M", bound=BaseModel)
 _set_dict = BaseModel.__dict__["__dict__"].__set__
@@ -20,14 +17,7 @@ _set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
 _set_private = BaseModel.__dict__["__pydantic_private__"].__set__
 """The setters of ``BaseModel``'s own slots, called past pydantic's ``__setattr__`` (as
-``object.__setattr__`` would be, at ~450 machine instructions less a call: no lookup by
-name, no argument tuple)."""
-
-ENUM_VALUE: Any = property(attrgetter("_value_"))
-"""A wire enum's ``value``, read in C: ``Enum``'s own is a descriptor written in Python
-(two Python calls a read), and pydantic-core reads it for each enum it writes to JSON
-(a task's state, a message's role). Set in the class body of each such enum, hidden from
-mypy, which would take it for a member."""
+``object.__setattr__`` would be, without its lookup by name and its argument tuple)."""
 
 
 def made(cls: type[_M], fields: dict[str, Any], fields_set: set[str]) -> _M:
@@ -59,11 +49,6 @@ class A2AModel(BaseModel):
         serialize_by_alias=True,
         use_enum_values=False,
     )
-
-    @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        super().__pydantic_init_subclass__(**kwargs)
-        plain_getattr(cls)  # attribute reads without pydantic's __getattr__ (see there)
 
     def to_wire(self) -> dict[str, Any]:
         """The JSON-ready dict of this object as the protocol spells it."""

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
-from parley.types._base import ENUM_VALUE, A2AModel
+from parley.types._base import A2AModel
 from parley.types._parts import Part
 
 
 class Role(StrEnum):
     user = "user"
     agent = "agent"
-
-    if not TYPE_CHECKING:
-        value = ENUM_VALUE
 
 
 class Message(A2AModel):

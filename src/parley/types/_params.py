@@ -70,7 +70,7 @@ class NamedTaskSendParams(MessageSendParams):
     """Send params in which ``message.task_id`` is a task id the caller chose: the task is
     created with that id when it does not exist yet, and continued when it does.
 
-    A core extension, on no v0.3 wire (there the server chooses task ids); the seed-002
+    A core extension, on no v0.3 wire (there the server chooses task ids); the 2025-early
     dialect's ``tasks/send`` decodes into it.
     """
 

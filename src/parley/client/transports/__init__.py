@@ -3,9 +3,9 @@
 JSON-RPC is built in; REST (``HTTP+JSON``) and gRPC register themselves here too.
 """
 
-from importlib.util import find_spec
 from typing import Any
 
+from parley._extras import absent
 from parley.client._transport import Transport, register_transport
 from parley.client.transports._asgi import StreamingASGITransport
 from parley.client.transports._jsonrpc import JSONRPCTransport, create_jsonrpc_transport
@@ -25,10 +25,10 @@ def _create_grpc_transport(url: str, http_client: Any = None, **options: Any) ->
     return create_grpc_transport(url, http_client, **options)
 
 
-# REST and gRPC need parley[grpc] (protobuf, grpcio); they load it on first use.
-if find_spec("google.protobuf") is not None:
-    register_transport("HTTP+JSON", _create_rest_transport)
-    if find_spec("grpc") is not None:
-        register_transport("GRPC", _create_grpc_transport)
+register_transport("HTTP+JSON", _create_rest_transport)
+# gRPC needs the grpc extra (grpcio): without it, a card's gRPC interface is passed over
+# for the others it offers.
+if not absent("grpc"):
+    register_transport("GRPC", _create_grpc_transport)
 
 __all__ = ["JSONRPCTransport", "StreamingASGITransport"]

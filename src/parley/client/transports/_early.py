@@ -1,4 +1,4 @@
-"""The seed-002 dialect ("2025-early") for the JSON-RPC transport.
+"""The 2025-early dialect for the JSON-RPC transport.
 
 ``send_message`` starts a task with an id of the client's making, derived from the
 message's id (so a retried message names the same task); ``sessionId`` is the
@@ -55,7 +55,7 @@ _METHODS = {
 
 
 class EarlyDialect:
-    """The seed-002 dialect, for ``JSONRPCTransport(dialect=...)``.
+    """The 2025-early dialect, for ``JSONRPCTransport(dialect=...)``.
 
     Remembers the session of each task it has seen, to name it in later requests.
     """

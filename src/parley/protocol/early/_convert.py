@@ -1,9 +1,9 @@
-"""Between the core types and the seed-002 shapes, both ways (server and client share it).
+"""Between the core types and the 2025-early shapes, both ways (server and client share it).
 
 Where the two models differ:
-- states: the core's ``submitted`` is seed 002's ``created``; ``rejected`` is reported as
+- states: the core's ``submitted`` is 2025-early's ``created``; ``rejected`` is reported as
   ``failed`` and ``auth-required`` as ``input-required`` (the client must act);
-- artifacts have no id in seed 002, only their ``index`` among the task's artifacts; the
+- artifacts have no id in 2025-early, only their ``index`` among the task's artifacts; the
   client names an artifact by its index (``"0"``, ``"1"``...);
 - messages have no ``messageId``; one is made up when a message comes in;
 - ``sessionId`` is the core's ``contextId``.
@@ -34,7 +34,7 @@ STATE_FROM_EARLY: dict[str, core.TaskState] = {
 }
 
 
-# -- core -> seed 002 -------------------------------------------------------------------
+# -- core -> 2025-early ---------------------------------------------------------------
 
 
 def part_to_early(part: core.Part) -> early.Part:
@@ -133,7 +133,7 @@ def card_to_early(card: core.AgentCard) -> early.AgentCard:
 
 
 def authentication_of(card: core.AgentCard) -> early.AgentAuthentication:
-    """The schemes a card's ``security`` asks for, as seed 002 names them (``bearer``,
+    """The schemes a card's ``security`` asks for, as 2025-early names them (``bearer``,
     ``basic``, ``apiKey``, ``oauth2``, ``openIdConnect``, ``mutualTLS``); none: ``[]``."""
     schemes: list[str] = []
     declared = card.security_schemes or {}
@@ -162,7 +162,7 @@ def push_config_to_early(config: core.PushNotificationConfig) -> early.PushNotif
     return early.PushNotificationConfig(url=config.url, headers=headers)
 
 
-# -- seed 002 -> core -------------------------------------------------------------------
+# -- 2025-early -> core ---------------------------------------------------------------
 
 
 def part_from_early(part: early.Part) -> core.Part:
@@ -182,12 +182,12 @@ def part_from_early(part: early.Part) -> core.Part:
 
 
 PUSH_CONFIG_ID = "2025-early"
-"""The id of the push config a seed-002 client sets (the dialect has one per task, with
+"""The id of the push config a 2025-early client sets (the dialect has one per task, with
 no id); its notifications carry the task in this dialect's shape."""
 
 
 def push_config_from_early(url: str, headers: dict[str, str] | None) -> core.PushNotificationConfig:
-    """The task's seed-002 push config (id ``PUSH_CONFIG_ID``). An ``Authorization:
+    """The task's 2025-early push config (id ``PUSH_CONFIG_ID``). An ``Authorization:
     <scheme> <credentials>`` header becomes the core's authentication; other headers have
     no place in the core config and are dropped."""
     authentication = None
@@ -232,7 +232,7 @@ def artifact_from_early(artifact: early.Artifact) -> core.Artifact:
 
 
 def task_from_early(task: early.Task, context_id: str | None = None) -> core.Task:
-    """A seed-002 task as a core ``Task``; ``context_id`` stands in for a missing
+    """A 2025-early task as a core ``Task``; ``context_id`` stands in for a missing
     ``sessionId``."""
     context = task.session_id or context_id or ""
     return core.Task(
@@ -250,7 +250,7 @@ def task_from_early(task: early.Task, context_id: str | None = None) -> core.Tas
 
 
 def event_from_early(data: dict[str, Any], context_id: str) -> core.Event:
-    """One event of a seed-002 stream (a status or an artifact event) as a core event."""
+    """One event of a 2025-early stream (a status or an artifact event) as a core event."""
     if "artifact" in data:
         event = early.TaskArtifactUpdateEvent.model_validate(data)
         return core.TaskArtifactUpdateEvent(
@@ -272,7 +272,7 @@ def event_from_early(data: dict[str, Any], context_id: str) -> core.Event:
 
 
 def card_from_early(card: early.AgentCard) -> core.AgentCard:
-    """A seed-002 card as a core ``AgentCard`` whose one interface is JSON-RPC at ``url``;
+    """A 2025-early card as a core ``AgentCard`` whose one interface is JSON-RPC at ``url``;
     ``bearer`` and ``basic`` schemes become HTTP security schemes."""
     schemes = {
         name: core.HTTPAuthSecurityScheme(scheme=name)

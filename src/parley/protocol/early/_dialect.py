@@ -1,4 +1,4 @@
-"""The seed-002 dialect's method table: each of its methods onto a core operation.
+"""The 2025-early dialect's method table: each of its methods onto a core operation.
 
 ``tasks/send`` carries the task id the client chose (``NamedTaskSendParams``: the core
 creates the task with it, or continues it); ``sessionId`` is the context. Requests that
@@ -51,14 +51,14 @@ GET_CARD = Operation(
     rest_path="/.well-known/agent.json",
     grpc_method="",
 )
-"""The public card as an operation (seed 002's ``agent/getCard``); the binding answers it
+"""The public card as an operation (2025-early's ``agent/getCard``); the binding answers it
 with the card the app publishes, so it is not a row of the core table."""
 
 _Model = TypeVar("_Model", bound=BaseModel)
 
 
 class SessionNotFoundError(A2AError):
-    """The session a seed-002 request names does not hold the task (seed 002: -32002)."""
+    """The session a 2025-early request names does not hold the task (2025-early: -32002)."""
 
     code = -32002
     http_status = 404
@@ -186,10 +186,10 @@ def _card_result(result: Any, params: Any) -> bytes:
 
 
 class StreamEncoder:
-    """Encodes one stream's core events as seed-002 status and artifact events.
+    """Encodes one stream's core events as 2025-early status and artifact events.
 
     Artifacts are numbered by their order in the task (those it had before the stream
-    first); a ``Task`` or ``Message`` event becomes a status event, as seed 002 streams
+    first); a ``Task`` or ``Message`` event becomes a status event, as 2025-early streams
     nothing else. ``final`` marks the event that ends the interaction.
     """
 
@@ -233,7 +233,7 @@ def _stream_encoder(params: Any, before: Any) -> Callable[[Any], bytes]:
 
 
 def encode_error(error: A2AError) -> bytes:
-    """The ``error`` member with seed 002's codes (see the module docs)."""
+    """The ``error`` member with 2025-early's codes (see the module docs)."""
     if not isinstance(error, TaskNotCancelableError):
         return error.body()
     body: dict[str, Any] = {"code": -32000, "message": error.message}
@@ -297,5 +297,5 @@ EARLY = Dialect(
     claims=_claims,
     hint=b'"sessionId"',
 )
-"""seed 002's JSON-RPC dialect. It shares ``tasks/get``, ``tasks/cancel`` and
+"""2025-early's JSON-RPC dialect. It shares ``tasks/get``, ``tasks/cancel`` and
 ``tasks/resubscribe`` with v0.3 and claims those requests that carry ``sessionId``."""

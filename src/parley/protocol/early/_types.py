@@ -1,4 +1,4 @@
-"""The wire shapes of the seed-002 dialect: ``type``-tagged parts, tasks with ``sessionId``
+"""The wire shapes of the 2025-early dialect: ``type``-tagged parts, tasks with ``sessionId``
 and no ``kind``, artifacts with ``index``/``append``/``lastChunk``, status events with
 ``final``, and the card with ``authentication: {schemes, credentials}``.
 
@@ -53,7 +53,7 @@ class Message(A2AModel):
 
 
 class TaskState(StrEnum):
-    """The six states of seed 002's task lifecycle (the core's nine map onto them)."""
+    """The six states of 2025-early's task lifecycle (the core's nine map onto them)."""
 
     created = "created"
     working = "working"

@@ -1,8 +1,9 @@
 """A2A in protobuf: converters between parley's types and the messages of ``a2a.proto``.
 
 Part of the protocol layer, below the gRPC and HTTP+JSON bindings of both the server and
-the client, which share these converters so that the two sides cannot drift. Unlike the
-rest of ``parley.protocol`` it needs ``parley[grpc]`` (protobuf), loaded in ``_load``.
+the client, which share these converters so that the two sides cannot drift. protobuf is
+loaded in ``_load``; grpcio, which only the gRPC binding needs, comes with the ``grpc``
+extra.
 """
 
 from __future__ import annotations

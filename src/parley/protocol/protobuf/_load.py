@@ -1,13 +1,13 @@
-"""The one place parley imports protobuf and grpc, which come with ``parley[grpc]``."""
+"""The one place parley imports protobuf (a dependency of the core) and grpcio (the
+``grpc`` extra, loaded on first use)."""
 
 from __future__ import annotations
 
 from types import ModuleType
 
-_HINT = (
-    "parley's gRPC and HTTP+JSON bindings need protobuf and grpcio, which are optional: "
-    "install them with  pip install 'parley[grpc]'"
-)
+from parley._extras import require
+
+_HINT = "parley needs protobuf: pip install --force-reinstall parley-a2a"
 
 try:
     from google.protobuf import empty_pb2, json_format, struct_pb2, timestamp_pb2
@@ -19,11 +19,10 @@ except ImportError as error:  # pragma: no cover - the test environment has the 
 
 def load_grpc() -> ModuleType:
     """``grpc`` (with ``grpc.aio``), or an ``ImportError`` that says what to install."""
-    try:
-        import grpc
-        import grpc.aio
-    except ImportError as error:  # pragma: no cover - the test environment has the extra
-        raise ImportError(_HINT) from error
+    require("grpc", "the gRPC binding")
+    import grpc
+    import grpc.aio
+
     return grpc
 
 

@@ -2,11 +2,12 @@
 core objects, its operation table and its errors (``google.rpc.Status``).
 
 Part of the protocol layer, below the bindings and client transports of both versions,
-which share these converters. Needs ``parley[grpc]`` (protobuf, googleapis-common-protos).
+which share these converters (through protobuf and googleapis-common-protos).
 """
 
 from parley.protocol._cards import card_from_v1, card_to_v1, interfaces_of
 from parley.protocol._errors import ConversionError
+from parley.protocol.v1._card import card_json_v1
 from parley.protocol.v1._data import event_from_v1, timestamp
 from parley.protocol.v1._errors import (
     DOMAIN,
@@ -35,6 +36,7 @@ from parley.protocol.v1._operations import (
     to_proto,
 )
 from parley.protocol.v1._protojson import event_to_v1
+from parley.protocol.v1._requests import tenant_of
 
 __all__ = [
     "BY_V1_JSONRPC_METHOD",
@@ -46,6 +48,7 @@ __all__ = [
     "ConversionError",
     "V1Operation",
     "card_from_v1",
+    "card_json_v1",
     "card_to_v1",
     "decode_request",
     "decode_result",
@@ -64,6 +67,7 @@ __all__ = [
     "reason_of",
     "rest_error_body",
     "status_details",
+    "tenant_of",
     "timestamp",
     "to_proto",
 ]

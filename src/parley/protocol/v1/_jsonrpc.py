@@ -21,6 +21,7 @@ from parley.protocol.v1._operations import (
     decode_request,
     encode_json,
 )
+from parley.protocol.v1._requests import tenant_of
 
 
 def _method(operation: V1Operation) -> DialectMethod:
@@ -54,5 +55,6 @@ DIALECT = Dialect(
     methods={operation.jsonrpc_method: _method(operation) for operation in V1_OPERATIONS},
     encode_error=_encode_error,
     versions=(V1_0,),
+    tenant_of=tenant_of,
 )
 """A2A v1.0 on the JSON-RPC binding."""

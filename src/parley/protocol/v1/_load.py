@@ -1,5 +1,5 @@
 """The one place the v1.0 dialect imports protobuf: the ``lf.a2a.v1`` stubs and
-``google.rpc`` (googleapis-common-protos), which come with ``parley[grpc]``."""
+``google.rpc`` (googleapis-common-protos), both dependencies of parley's core."""
 
 from __future__ import annotations
 

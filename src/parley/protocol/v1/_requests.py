@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from parley.protocol._errors import ConversionError
+from parley.protocol._errors import ConversionError, InvalidParamsError
 from parley.protocol.v1._data import (
     Wire,
     core_timestamp,
@@ -57,6 +57,20 @@ def _object(value: Any, what: str) -> Wire:
     if not isinstance(value, dict):
         raise ConversionError(f"{what} must be a JSON object")
     return value
+
+
+def tenant_of(request: Any) -> str | None:
+    """The ``tenant`` of a request's ProtoJSON (parsed JSON; ``None`` when unset or
+    empty). Every v1.0 request message has the field; it scopes the call, so a value
+    that is not a string is refused (``InvalidParamsError``) rather than read as none."""
+    if not isinstance(request, dict):
+        return None
+    tenant = request.get("tenant")
+    if tenant is None:
+        return None
+    if not isinstance(tenant, str):
+        raise InvalidParamsError("tenant must be a string")
+    return tenant or None
 
 
 def send_from_v1(request: Wire) -> Wire:

@@ -57,10 +57,10 @@ from parley.protocol.v1 import (
     status_details,
     to_proto,
 )
-from parley.server._context import CallContext, Principal
 from parley.server._grpc_options import GRPCOptions
-from parley.server._handler import RequestHandler
+from parley.server.agent._context import CallContext, Principal
 from parley.server.bindings._errors import as_a2a_error
+from parley.server.tasks._handler import RequestHandler
 
 grpc = load_grpc()
 

@@ -14,8 +14,8 @@ from typing import Any
 
 from parley.protocol import A2AError, UnauthenticatedError
 from parley.protocol.protobuf import V1_SERVICE, load_grpc
-from parley.server._auth import Authenticator, Credentials
-from parley.server._context import Principal
+from parley.server.agent._context import Principal
+from parley.server.auth._auth import Authenticator, Credentials
 from parley.server.bindings._grpc import PRINCIPAL, abort
 
 grpc = load_grpc()

@@ -5,7 +5,7 @@ validation, no dict detour), calls the handler method the operation table names,
 encodes the result straight to bytes. Only a request that fails validation takes the
 slow path, which works out which JSON-RPC error it deserves and which ``id`` to echo.
 
-Several dialects share the endpoint (``parley.protocol.DIALECTS``: v0.3, the seed-002
+Several dialects share the endpoint (``parley.protocol.DIALECTS``: v0.3, the 2025-early
 dialect, ...). Two take the fast path above (``FastPath``): a v0.3 request with no
 ``A2A-Version`` (or ``0.3``), and a v1.0 ``SendMessage`` or ``SendStreamingMessage``
 with ``A2A-Version: 1.0`` in its plain form (read and written by the compiled ProtoJSON
@@ -55,8 +55,7 @@ from parley.protocol._dialect import encode_result
 from parley.protocol._dialects import CLAIM_HINTS, DIALECTS_BY_NAME
 from parley.protocol._errors import shorten
 from parley.protocol._versions import V1_0
-from parley.server._context import CallContext
-from parley.server._handler import RequestHandler
+from parley.server.agent._context import CallContext
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
@@ -75,6 +74,7 @@ from parley.server.bindings._http import (
     version_asked,
     whole_body,
 )
+from parley.server.tasks._handler import RequestHandler
 from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
 
 
@@ -82,7 +82,7 @@ def _request_reader() -> Any:
     """A validator reading a request of ``A2ARequest`` into a dict of its members (the
     params as their model), told apart by ``method`` as the union tells its models apart:
     each member a ``TypedDict`` of its model's fields, so no envelope model is made to be
-    read once and dropped (~2,400 instructions a request)."""
+    read once and dropped, on every request."""
     members: list[Any] = []
     for model in get_args(get_args(A2ARequest)[0]):
         fields = {name: field.annotation for name, field in model.model_fields.items()}
@@ -97,7 +97,7 @@ _REQUEST = _request_reader()
 _NO_ID = object()
 
 CardSource = Callable[[CallContext], AgentCard]
-"""The public card as the caller should see it (seed 002's ``agent/getCard``)."""
+"""The public card as the caller should see it (2025-early's ``agent/getCard``)."""
 
 
 def success(request_id: Any, result: Any) -> bytes:
@@ -238,10 +238,6 @@ class JSONRPCBinding:
             except A2AError as error:
                 raise _Refused(request_id, error) from None
             entry = dialect.methods.get(method)
-            if dialect.name == V1_0:
-                call.protocol_version = V1_0
-                tenant = params.get("tenant") if isinstance(params, dict) else None
-                call.tenant = tenant if isinstance(tenant, str) and tenant else None
             if entry is None:
                 missing = MethodNotFoundError(f"Method not found: {shorten(method)}")
                 raise _Refused(request_id, missing)
@@ -249,6 +245,10 @@ class JSONRPCBinding:
             await _fail(send, None, failure(refused.request_id, refused.error, dialect))
             return
         try:
+            if dialect.name == V1_0:
+                call.protocol_version = V1_0
+            if dialect.tenant_of is not None:
+                call.tenant = dialect.tenant_of(params)
             decoded = entry.decode(params)
             checked = None if entry.check is None else await entry.check(params, self._lookup)
             result = await self._call(entry.operation, decoded, call)

@@ -46,7 +46,6 @@ from parley.protocol.protobuf import PROTO_OPERATIONS, from_json, pb
 from parley.protocol.protobuf import to_json as proto_json
 from parley.protocol.protobuf._core import config_name, task_name, task_to_proto
 from parley.protocol.v1 import BY_V1_NAME, decode_request, rest_error_body
-from parley.server._handler import RequestHandler
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
@@ -54,17 +53,19 @@ from parley.server.bindings._http import (
     BodyTooLarge,
     ClientGone,
     call_context,
-    declares_json,
     read_body,
+    refuses_body,
     request_headers,
     route_table,
     send_body,
+    send_revalidated,
     stream_sse,
     version_asked,
 )
 from parley.server.bindings._v1 import RESTv1
 from parley.server.bindings._v1 import fail as v1_fail
 from parley.server.bindings._v1 import route as v1_route
+from parley.server.tasks._handler import RequestHandler
 from parley.types import Event
 
 _BOOLEANS: dict[str, Any] = {"true": True, "false": False}
@@ -150,7 +151,7 @@ class RESTBinding:
             return
         except ClientGone:
             return
-        if body.strip() and not declares_json(headers):
+        if scope["method"] == "POST" and refuses_body(headers, body):
             await _fail(send, InvalidRequestError(NOT_JSON), 415)
             return
         try:
@@ -171,6 +172,8 @@ class RESTBinding:
                 return as_a2a_error(problem).body()
 
             await stream_sse(receive, send, result, encode, encode_error)
+        elif operation.name == "get_extended_card":
+            await send_revalidated(send, headers, encode_result(operation, result))
         else:
             await send_body(send, 200, encode_result(operation, result))
 

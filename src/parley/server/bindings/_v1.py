@@ -30,21 +30,26 @@ from parley.protocol.v1 import (
     decode_request,
     encode_json,
     rest_error_body,
+    tenant_of,
 )
-from parley.server._context import CallContext
-from parley.server._handler import RequestHandler
+from parley.server.agent._context import CallContext
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
+    A2A_JSON_HEADERS,
+    NOT_JSON,
     BodyTooLarge,
     ClientGone,
     call_context,
     read_body,
     read_json,
+    refuses_body,
     request_headers,
     route_table,
     send_body,
+    send_revalidated,
     stream_sse,
 )
+from parley.server.tasks._handler import RequestHandler
 from parley.types import Event
 
 _BOOLEANS = {"true": True, "false": False}
@@ -67,7 +72,7 @@ def route(path: str) -> tuple[dict[str, V1Operation], dict[str, str]] | None:
 
 
 async def fail(send: Send, error: A2AError, status: int | None = None) -> None:
-    await send_body(send, status or error.v1_http_status, rest_error_body(error))
+    await send_body(send, status or error.v1_http_status, rest_error_body(error), A2A_JSON_HEADERS)
 
 
 class RESTv1:
@@ -96,6 +101,9 @@ class RESTv1:
             return
         except ClientGone:
             return
+        if scope["method"] == "POST" and refuses_body(headers, body):
+            await fail(send, InvalidRequestError(NOT_JSON), 415)
+            return
         call = call_context(scope, headers)
         await self._serve(operation, path_params, scope, receive, send, body, call)
 
@@ -112,14 +120,18 @@ class RESTv1:
         call.protocol_version = "1.0"
         try:
             request = _request(operation, path_params, scope, body)
-            call.tenant = request.get("tenant") or None
+            call.tenant = tenant_of(request)
             params = decode_request(operation, request)
             result = await getattr(self.handler, operation.name)(params, call)
         except Exception as error:
             await fail(send, as_a2a_error(error))
             return
+        if operation.core.name == "get_extended_card":
+            body = encode_json(operation, result)
+            await send_revalidated(send, call.headers, body, A2A_JSON_HEADERS)
+            return
         if not operation.core.streaming:
-            await send_body(send, 200, encode_json(operation, result))
+            await send_body(send, 200, encode_json(operation, result), A2A_JSON_HEADERS)
             return
 
         def encode(event: Event) -> bytes:

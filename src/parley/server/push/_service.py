@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic_core import to_json
 
@@ -10,12 +11,15 @@ from parley.protocol import apply
 from parley.protocol._versions import V1_0
 from parley.protocol.early import PUSH_CONFIG_ID, task_to_early
 from parley.protocol.v1 import event_to_v1
-from parley.server._keys import SigningKeys
-from parley.server._live import LiveTask
+from parley.server.auth._keys import SigningKeys
 from parley.server.push._configs import PushConfigs, PushSettings
 from parley.server.push._worker import PushOutbox, PushWorker
+from parley.server.tasks._live import LiveTask
 from parley.stores import OutboxEntry, StoredEvent
 from parley.types import Task
+
+if TYPE_CHECKING:
+    from parley.telemetry import Telemetry
 
 _READS = 3
 """Reads of a task's push configs for one event while they keep changing meanwhile."""
@@ -36,7 +40,9 @@ class PushService:
         settings: PushSettings,
         *,
         issuer: str | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self.telemetry = telemetry
         guard = settings.make_guard()
         self.configs = PushConfigs(store, guard)
         self.worker = PushWorker(
@@ -46,6 +52,7 @@ class PushService:
             retry=settings.retry,
             issuer=issuer,
             concurrency=settings.concurrency,
+            telemetry=telemetry,
         )
 
     async def entries(
@@ -66,12 +73,15 @@ class PushService:
         if folded is None:
             return ()
         shapes: dict[str, str] = {}  # each shape made once, however many configs want it
+        telemetry = self.telemetry
+        run = None if telemetry is None else telemetry.run_traceparent(live.task_id)
         return [
             OutboxEntry(
                 live.task_id,
                 config_id,
                 stored.sequence,
                 _payload(folded, config_id, version, shapes),
+                traceparent=run,
             )
             for config_id, version in targets
         ]
@@ -100,7 +110,7 @@ class PushService:
 
 def _payload(task: Task, config_id: str, version: str, shapes: dict[str, str]) -> str:
     """The task as a config wants it: a config set in v1.0 gets a v1.0 ``StreamResponse``
-    holding the task (v1.0.1 §4.3.3), the seed-002 dialect's config (its fixed id) the
+    holding the task (v1.0.1 §4.3.3), the 2025-early dialect's config (its fixed id) the
     task in that dialect's shape (docs/dialect-2025-early.md), every other the v0.3 Task."""
     shape = "early" if config_id == PUSH_CONFIG_ID else version
     made = shapes.get(shape)

@@ -19,7 +19,7 @@ from parley.stores.sql._pg_writer import PostgresWriter
 from parley.stores.sql._writer import SQLiteWriter
 
 _DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
-_EXTRAS = {"aiosqlite": "sql", "asyncpg": "postgresql"}
+_EXTRAS = {"aiosqlite": "sqlite", "asyncpg": "postgresql"}
 
 
 def database_url(url: str) -> str:

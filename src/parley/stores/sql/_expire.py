@@ -6,16 +6,13 @@ of theirs, in the writer's transaction, so a waiting task resumed by a write que
 before it is no longer expired there, and stays. Not on a connection of its own: SQLite
 has one write lock, and a busy server's writer takes it again as soon as it lets it go,
 so another connection waiting for it (SQLite's busy handler sleeps and retries) hardly
-ever gets it. Measured: with 64 connections sending and a million expired tasks,
-retention on its own connection deleted almost nothing in six minutes.
+ever gets it: under load, retention on its own connection would delete almost nothing.
 
 The write runs on the event loop (the writer's ``flush``), so every request in flight
 waits for it: its statements are compiled once (``_FIND``; the deletes once for each
-number of tasks, ``_sqlite_deletes``). Measured on 200-task batches of a store of
-60,000 expired tasks, no load: 4.5 ms of the loop's CPU per batch when the tasks were
-found with a read through SQLAlchemy (aiosqlite's thread) and the deletes compiled by
-SQLAlchemy in each batch (2 ms of it, leaving ~60 objects in reference cycles for the
-collector), 2.0 ms now.
+number of tasks, ``_sqlite_deletes``), and the tasks are found in the same write, not
+with a read through SQLAlchemy (aiosqlite's thread): compiling the deletes in each batch
+took as long as deleting, and left objects in reference cycles for the collector.
 
 An in-memory SQLite database has no group writer: there a batch is found with a read,
 then deleted in a transaction that checks again that each task is expired.
@@ -26,7 +23,7 @@ of the engine, in a transaction of its own: it finds the expired tasks and locks
 a task resumed meanwhile is left), and deletes them with everything of theirs. One
 round trip and no client-side work per batch, where the SQLAlchemy statements took
 about fifteen round trips (two pool pings, a find, BEGIN, six deletes, COMMIT) and
-~20 ms of the server's event loop per 200 tasks, in the middle of the sends it serves;
+their work on the server's event loop, in the middle of the sends it serves;
 its row locks are held for the statement only.
 """
 

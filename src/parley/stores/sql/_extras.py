@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from importlib.util import find_spec
+from parley._extras import MissingExtraError, absent, install_line
 
 
 def require(*modules: str, extra: str) -> None:
-    """Raise ``ImportError`` naming ``parley[extra]`` if any of ``modules`` is missing."""
-    missing = [name for name in modules if find_spec(name) is None]
-    if missing:
-        raise ImportError(
-            f"this needs the {extra} extra ({', '.join(missing)} missing): "
-            f"pip install 'parley[{extra}]'"
-        )
+    """Raise ``MissingExtraError`` naming ``extra`` if any of ``modules`` is missing;
+    ``extra`` is ``sqlite``, ``postgresql``, or ``sql`` for what both bring."""
+    gone = absent(*modules)
+    if not gone:
+        return
+    if extra == "sql":
+        how = f"{install_line('sqlite')} (or [postgresql])"
+        extra = "sqlite or postgresql"
+    else:
+        how = install_line(extra)
+    raise MissingExtraError(f"SQL stores need the {extra} extra ({', '.join(gone)} missing): {how}")

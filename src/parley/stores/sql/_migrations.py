@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
@@ -39,6 +41,31 @@ def _upgrade(connection: Connection) -> None:
 
 def _revision(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema migration parley ships."""
+
+    revision: str
+    title: str
+    """The first line of its docstring: what it changes."""
+
+
+def _pending(connection: Connection) -> tuple[str | None, list[Migration]]:
+    current = _revision(connection)
+    scripts = ScriptDirectory.from_config(_config())
+    ahead = reversed(list(scripts.iterate_revisions(head(), current)))
+    return current, [
+        Migration(script.revision, (script.doc or "").strip().splitlines()[0]) for script in ahead
+    ]
+
+
+async def pending(engine: AsyncEngine) -> tuple[str | None, list[Migration]]:
+    """The database's schema revision (``None`` before the first migration) and the
+    migrations ``upgrade`` would apply to it, oldest first."""
+    async with engine.connect() as connection:
+        return await connection.run_sync(_pending)
 
 
 async def upgrade(engine: AsyncEngine) -> str:

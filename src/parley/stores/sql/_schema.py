@@ -97,6 +97,7 @@ outbox = Table(
     Column("created", Double, nullable=False, server_default="0"),
     Column("holder", String, nullable=True),
     Column("leased_until", Double, nullable=False, server_default="0"),
+    Column("traceparent", String, nullable=True),
     Index("ix_parley_outbox_due", "due"),
     Index("ix_parley_outbox_task_id", "task_id"),
     Index("ix_parley_outbox_lane", "task_id", "config_id", "id"),

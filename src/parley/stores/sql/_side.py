@@ -246,4 +246,5 @@ def _entry(row: Row[Any]) -> OutboxEntry:
         row.attempts,
         row.due,
         row.created,
+        row.traceparent,
     )

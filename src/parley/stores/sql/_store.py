@@ -13,6 +13,7 @@ from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from parley._speedups import encode_task
 from parley.protocol import ACTIVE_STATES
 from parley.stores._protocols import (
     Append,
@@ -288,7 +289,7 @@ def _save_values(
         "id": task.id,
         "context_id": task.context_id,
         "state": task.status.state.value,
-        "snapshot": task.to_json().decode(),
+        "snapshot": (encode_task(task, "0.3") or task.to_json()).decode(),
         "snapshot_sequence": sequence,
         "touched": max(status_time(task.status), touched),
         "owner": owner,
@@ -360,6 +361,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
                     "attempts": entry.attempts,
                     "due": entry.due,
                     "created": entry.created or written,
+                    "traceparent": entry.traceparent,
                 }
                 for entry in part.outbox
             ],

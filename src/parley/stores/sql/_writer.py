@@ -5,8 +5,8 @@ Theory of operation
 -------------------
 Through SQLAlchemy and aiosqlite every write is its own transaction on a pooled
 connection, each statement a hop to that connection's thread and back, and the pooled
-connections take turns at SQLite's one write lock. Measured on the echo agent at 16
-concurrent requests that cost about 6 ms of CPU per request.
+connections take turns at SQLite's one write lock: most of a request's CPU went to the
+hops and the turns.
 
 ``SQLiteWriter`` owns one ``sqlite3`` connection. A write is a plain function of that
 connection (``Write``); ``submit`` queues it and waits. The first write queued after a
@@ -20,23 +20,22 @@ transaction.
 Why several turns: a request's write is queued a few turns after its bytes are read
 (its ASGI task starts in the next turn, the agent's run in the one after), so requests
 read in consecutive turns queue their writes in consecutive turns. A flush in the very
-next turn committed the requests of about one read: served, 5.7 sends a commit at 16
-connections and 16 at 64; three turns gather 15 and 48. A commit rewrites the last
-page of each B-tree it touches (ten pages for a lone send) whatever it carries, so
-small commits cost WAL frames and the CPU that writes and copies them. On an idle loop
-the turns between are empty (microseconds).
+next turn commits the requests of about one read; a few turns later it gathers those of
+several. A commit rewrites the last page of each B-tree it touches whatever it carries,
+so small commits cost WAL frames and the CPU that writes and copies them. On an idle
+loop the turns between are empty and pass at once.
 
 Why on the loop's thread: a commit in WAL mode with ``synchronous=NORMAL`` is a
-``write()`` into the page cache, never an ``fsync``, tens of microseconds. A writer
-thread cost more than that in hand-offs: each statement gave the GIL up and waited up
-to the interpreter's switch interval (5 ms) to get it back from a busy event loop, and
-every batch took a queue wake-up and a ``call_soon_threadsafe``; with the server on one
-CPU that was most of SQLite's cost and its p99. What may ``fsync``, the checkpoint that
-copies the WAL into the database, runs on a thread of its own (``_Checkpointer``, every
-``_CHECKPOINT_EVERY`` commits or ``_CHECKPOINT_ROWS`` rows written, whichever comes
-first; the writer's automatic checkpoint is off), at the lowest CPU priority: a
-checkpoint is milliseconds of CPU, and at the loop's priority it took half the CPU from
-every request in flight while it ran (the tail of the latency).
+``write()`` into the page cache, never an ``fsync``. A writer thread costs more than that
+in hand-offs: each statement gives the GIL up and waits up to the interpreter's switch
+interval to get it back from a busy event loop, and every batch takes a queue wake-up and
+a ``call_soon_threadsafe``; with the server on one CPU that would be most of SQLite's
+cost and its tail latency. What may ``fsync``, the checkpoint that copies the WAL into
+the database, runs on a thread of its own (``_Checkpointer``, every ``_CHECKPOINT_EVERY``
+commits or ``_CHECKPOINT_ROWS`` rows written, whichever comes first; the writer's
+automatic checkpoint is off), at the lowest CPU priority: at the loop's priority a
+checkpoint takes half the CPU from every request in flight while it runs (the tail of the
+latency).
 
 The WAL starts over (the next commit writes from the file's start) only after a
 checkpoint has copied all of it, which a checkpoint beside a busy writer seldom does: the
@@ -44,14 +43,13 @@ writer commits while it copies. So once the WAL passes ``wal_limit``, the checkp
 sees to it, on its thread (``_Checkpointer._restart``): it catches up with passive
 checkpoints, each copying what was committed during the one before, until one finds
 nothing new, which happens in a pause between two of the writer's commits; the writer's
-next commit finds every frame copied and starts the WAL over. Only if no pass does
-within ``_CATCH_UP`` it runs a ``RESTART`` checkpoint, which holds SQLite's write lock
-while it copies the last frames; the writer's ``BEGIN IMMEDIATE`` finds the lock taken
-meanwhile and tries again a millisecond later (as for a pooled connection's
-transaction): every request in flight waits (4.5-21.5 ms at 64 connections, when that was
-every restart). Nothing of that runs on the loop but the one ``fsync`` of the new WAL
-header in the commit that starts it over (SQLite's, against a reordered write after a
-restart).
+next commit finds every frame copied and starts the WAL over. Only if no pass does within
+``_CATCH_UP`` it runs a ``RESTART`` checkpoint, which holds SQLite's write lock while it
+copies the last frames; the writer's ``BEGIN IMMEDIATE`` finds the lock taken meanwhile
+and tries again a millisecond later (as for a pooled connection's transaction): every
+request in flight waits, which is why it is the last resort. Nothing of that runs on the
+loop but the one ``fsync`` of the new WAL header in the commit that starts it over
+(SQLite's, against a reordered write after a restart).
 
 The writer never waits for SQLite's write lock on the loop: the store's pooled
 SQLAlchemy connections (push configs, idempotency claims, retention) hold it across
@@ -76,11 +74,15 @@ import os
 import sqlite3
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.dialects import sqlite
+
+if TYPE_CHECKING:
+    from parley.telemetry import Telemetry
 
 Write = Callable[[sqlite3.Connection], Any]
 """One caller's write: runs in ``flush``, inside the batch's transaction."""
@@ -131,10 +133,10 @@ _RETRY = 0.001
 """Seconds to wait before trying again for the write lock another connection holds."""
 
 _TURNS = 3
-"""Turns of the event loop from the first write queued to the flush that commits it.
-Served, echo on SQLite (2 CPUs, AMD EPYC): the WAL a send fell from ~13.8 KB to ~9.3 KB
-at 16 connections and from ~8.2 KB to ~6.0 KB at 64 with 3 turns instead of 1; 5 and 8
-turns wrote no less (bench/README, ``turns``)."""
+"""Turns of the event loop from the first write queued to the flush that commits it:
+enough for the requests read in the next few turns to share the commit (see the module
+docs), few enough that a lone request's commit does not wait; more turns gathered no
+more."""
 
 _CHECKPOINT_EVERY = 256
 """Commits between two checkpoints of the WAL into the database (by the checkpointer),
@@ -162,12 +164,20 @@ class SQLiteWriter:
         self._checkpointer: _Checkpointer | None = None
         self._commits = 0  # since the checkpointer was last woken
         self._wake_at = _CHECKPOINT_ROWS  # the connection's total_changes
+        self.telemetry: Telemetry | None = None
+        """When set, each commit is a span linked to the writes it carries."""
+        self._origins: weakref.WeakKeyDictionary[asyncio.Future[Any], Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The span each queued write was submitted in (while ``telemetry`` is set)."""
 
     async def submit(self, write: Write) -> Any:
         """Run ``write`` in the next batch; returns its result once the batch is
         committed, or raises what it raised."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
+        if self.telemetry is not None:
+            self._origins[future] = self.telemetry.origin()
         with self._lock:
             first = not self._pending
             self._pending.append(_Job(write, future))
@@ -197,7 +207,7 @@ class SQLiteWriter:
                 outcomes: list[_Outcome] = [(job, None, error) for job in batch]
                 waiting: list[_Job] = []
             else:
-                outcomes, waiting = _commit(connection, batch)
+                outcomes, waiting = self._commit(connection, batch)
                 self._commits += 1
                 if self._commits >= _CHECKPOINT_EVERY or connection.total_changes >= self._wake_at:
                     self._commits = 0
@@ -208,6 +218,16 @@ class SQLiteWriter:
                 self._pending[:0] = waiting
                 waiting[0].future.get_loop().call_later(_RETRY, self.flush)
         _settle(outcomes)
+
+    def _commit(
+        self, connection: sqlite3.Connection, batch: list[_Job]
+    ) -> tuple[list[_Outcome], list[_Job]]:
+        telemetry = self.telemetry
+        if telemetry is None:
+            return _commit(connection, batch)
+        origins = [self._origins.pop(job.future, None) for job in batch]
+        with telemetry.store_batch(origins):
+            return _commit(connection, batch)
 
     @property
     def restarts(self) -> int:
@@ -354,7 +374,7 @@ class _Checkpointer:
         (the loop left the thread too little CPU), the thread gets the share of a thread
         at ``nice`` 19 until it is, so the WAL cannot grow without bound. (One wake-up
         late is usual for a checkpoint at ``SCHED_IDLE`` on a CPU the loop keeps busy:
-        a 20 ms checkpoint takes seconds there.)"""
+        it gets only the slices the loop leaves.)"""
         if self._done < self._asked - 1:
             _hurry(self._thread.native_id)
         self._asked += 1
@@ -406,8 +426,8 @@ class _Checkpointer:
         holds the write lock while it copies the last frames and waits at most
         ``_RESTART_WAIT`` for readers of older frames (the writer waits as long: every
         request in flight). The file keeps its size (no ``journal_size_limit``: cutting
-        40 MB off it took 12 ms, and the commit that starts the WAL over would do it on
-        the loop), and writing over its frames costs less than appending to it."""
+        the file is slow, and the commit that starts the WAL over would do it on the
+        loop), and writing over its frames costs less than appending to it."""
         _hurry(threading.get_native_id())
         _renice(_CATCH_UP_NICE)
         for _ in range(_CATCH_UP):
@@ -442,22 +462,21 @@ _CATCH_UP = 16
 """Passive checkpoints at most before a restart's ``RESTART`` checkpoint."""
 
 _SHORT = 64
-"""A catch-up pass is short when it copies less than ``wal_limit // _SHORT`` (512 KB of
-32 MB: 125 pages, about 0.6 ms of CPU): the passes after it run at ``nice`` 0, to end
-between two of the writer's commits (a turn of the loop apart). A longer one at ``nice``
-0 took half the CPU from every request in flight while it copied."""
+"""A catch-up pass is short when it copies less than ``wal_limit // _SHORT`` (a few
+hundred KB): the passes after it run at ``nice`` 0, to end between two of the writer's
+commits (a turn of the loop apart). A longer one at ``nice`` 0 would take half the CPU
+from every request in flight while it copied."""
 
 _CATCH_UP_NICE = 10
 """The checkpointer's ``nice`` value while it catches up for a restart: about a tenth of
-a CPU the loop keeps busy (a checkpoint copies a MB of WAL in about 0.4 ms of CPU; the
-loop writes it in about 12 ms at one connection), in slices a request waits out, where
-``nice`` 19's 1.5 % fell ever further behind."""
+a CPU the loop keeps busy (copying the WAL takes far less CPU than writing it did), in
+slices a request waits out, where ``nice`` 19's small share falls ever further behind."""
 
 _RESTART_WAIT = 0.005
 """Seconds a ``RESTART`` checkpoint waits for the write lock, and then for readers of
 older frames while it holds it (the writer waits as long; past it the next wake-up
-tries again). At 16 connections, in process on a loaded machine, 5 ms restarted the
-WAL as often as 20 ms did (or more: 3 restarts in 20,000 sends against 2)."""
+tries again). Short, because every request in flight waits as long; a longer wait
+restarted the WAL no more often."""
 
 
 def _checkpoint(connection: sqlite3.Connection, mode: str) -> tuple[int, int] | None:
@@ -478,15 +497,13 @@ def _yield_cpu() -> None:
     """Give the calling thread the lowest CPU priority (Linux: priority is per thread):
     ``SCHED_IDLE`` where ``_hurry`` can take it back out, ``nice`` 19 otherwise.
 
-    A checkpoint is milliseconds of CPU (tens at 64 connections: every page written since
-    the last one is copied into the database). At the priority of the event loop's thread
-    it took half the CPU from the loop while it ran, so every request in flight then
-    waited that long: the tail of the latency. At ``nice`` 19 it runs when the loop has
-    nothing to do, or in slices of a busy CPU (its weight is 15 to the loop's 1024: a
-    slice of a millisecond or two about every 100 ms, each delaying every request in
-    flight); ``SCHED_IDLE``'s weight is 3, so on a busy CPU its slices are five times
-    rarer, and ``_hurry`` gives the weight of ``nice`` 19 back to a checkpoint that falls
-    behind."""
+    A checkpoint copies every page written since the last one into the database. At the
+    priority of the event loop's thread it takes half the CPU from the loop while it
+    runs, so every request in flight then waits that long: the tail of the latency. At
+    ``nice`` 19 it runs when the loop has nothing to do, or in slices of a busy CPU (its
+    weight is 15 to the loop's 1024, each slice delaying every request in flight);
+    ``SCHED_IDLE``'s weight is 3, so on a busy CPU its slices are five times rarer, and
+    ``_hurry`` gives the weight of ``nice`` 19 back to a checkpoint that falls behind."""
     if sys.platform != "linux":  # elsewhere the nice value would be the whole process's
         return
     with contextlib.suppress(OSError):

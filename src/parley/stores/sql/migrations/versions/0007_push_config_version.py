@@ -16,7 +16,7 @@ depends_on: str | None = None
 
 
 def upgrade() -> None:
-    # every config stored before this was set through v0.3 (or seed-002, which its id says)
+    # every config stored before this was set through v0.3 (or 2025-early, which its id says)
     op.add_column(
         "parley_push_configs",
         sa.Column("version", sa.String(), nullable=False, server_default="0.3"),

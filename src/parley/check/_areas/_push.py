@@ -1,0 +1,91 @@
+"""Push notification configs: set, get, list and delete when declared; the version's
+error when not."""
+
+from __future__ import annotations
+
+from parley.check._areas._tasks import a_task
+from parley.check._areas._wire import unknown_task_id
+from parley.check._model import Failed, Level, Needs, Skipped, check
+from parley.check._probe import Probe
+from parley.protocol import (
+    InvalidParamsError,
+    PushNotificationNotSupportedError,
+    TaskNotFoundError,
+)
+from parley.types import PushNotificationConfig, TaskPushNotificationConfig
+
+_PUSH = "pushNotifications"
+
+
+def _config(probe: Probe, task_id: str) -> TaskPushNotificationConfig:
+    return TaskPushNotificationConfig(
+        task_id=task_id,
+        push_notification_config=PushNotificationConfig(id="a2a-check", url=probe.agent.webhook),
+    )
+
+
+@check(
+    "push.configs",
+    "A push config can be set, read, listed and deleted",
+    Level.must,
+    v03="7.5",
+    v10="3.1.7",
+    needs=Needs(capability=_PUSH),
+)
+async def configs(probe: Probe) -> None:
+    task = await a_task(probe)
+    client = await probe.client()
+    try:
+        made = await client.set_push_config(_config(probe, task.id))
+    except InvalidParamsError as error:
+        probe.record("set_push_config", f"InvalidParamsError: {error.message}")
+        raise Skipped(
+            f"the agent refuses the webhook {probe.agent.webhook} ({error.message}); "
+            "give one it accepts (--webhook)"
+        ) from None
+    config_id = made.push_notification_config.id or "a2a-check"
+    read = await probe.ok("get_push_config", client.get_push_config(task.id, config_id))
+    if read.push_notification_config.url != probe.agent.webhook:
+        raise Failed(f"get_push_config answered url {read.push_notification_config.url!r}")
+    listed = await probe.ok("list_push_configs", client.list_push_configs(task.id))
+    if config_id not in [c.push_notification_config.id for c in listed]:
+        raise Failed(f"list_push_configs does not list {config_id!r}")
+    await probe.ok("delete_push_config", client.delete_push_config(task.id, config_id))
+    after = await probe.ok("list_push_configs", client.list_push_configs(task.id))
+    if config_id in [c.push_notification_config.id for c in after]:
+        raise Failed(f"{config_id!r} is still listed after delete_push_config")
+
+
+@check(
+    "push.task-not-found",
+    "Listing the push configs of an unknown task is TaskNotFoundError",
+    Level.must,
+    v03="7.7",
+    v10="3.1.9",
+    needs=Needs(capability=_PUSH),
+)
+async def task_not_found(probe: Probe) -> None:
+    client = await probe.client()
+    await probe.error(
+        "list_push_configs", client.list_push_configs(unknown_task_id()), TaskNotFoundError
+    )
+
+
+@check(
+    "push.not-declared",
+    "Push config operations on an agent without push are PushNotificationNotSupportedError",
+    Level.must,
+    v03="8.2",
+    v10="3.3.4",
+    needs=Needs(capability="!pushNotifications"),
+)
+async def not_declared(probe: Probe) -> None:
+    task = await a_task(probe)
+    client = await probe.client()
+    expected = PushNotificationNotSupportedError
+    await probe.error("set_push_config", client.set_push_config(_config(probe, task.id)), expected)
+    await probe.error("get_push_config", client.get_push_config(task.id, "a2a-check"), expected)
+    await probe.error("list_push_configs", client.list_push_configs(task.id), expected)
+    await probe.error(
+        "delete_push_config", client.delete_push_config(task.id, "a2a-check"), expected
+    )

@@ -1,0 +1,140 @@
+"""The API the page calls, spoken to directly: cards of every dialect, the wire log, bad
+input answered 400 with what is wrong, the agent's errors passed on as it gave them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.inspect.conftest import TOKEN, Inspector
+
+
+@pytest.fixture
+def api(inspector: Inspector) -> Iterator[httpx.Client]:
+    cookies = {f"parley-inspect-{inspector.port}": TOKEN}
+    with httpx.Client(base_url=inspector.base, cookies=cookies, timeout=30) as client:
+        yield client
+
+
+def lines(answer: httpx.Response) -> list[dict[str, object]]:
+    return [json.loads(line) for line in answer.text.splitlines()]
+
+
+def test_the_card_gives_every_interface_and_its_signature(api: httpx.Client, agent: str) -> None:
+    card = api.post("/api/card", json={"url": agent}).json()
+    assert card["card"]["name"] == "parley demo agent"
+    assert card["signature"]["status"] == "verified"
+    assert card["raw"]["signatures"]  # the JSON as received, signatures and all
+    offered = {(o["protocol"], o["transport"]) for o in card["options"]}
+    assert offered == {(v, t) for v in ("1.0", "0.3") for t in ("JSONRPC", "GRPC", "HTTP+JSON")}
+
+
+def test_the_card_checks_of_parley_check_run_on_the_agent(api: httpx.Client, agent: str) -> None:
+    card = api.post("/api/card", json={"url": agent}).json()
+    report = api.post("/api/checks", json={"id": card["id"]}).json()
+    verdicts = {(r["id"], r["version"], r["binding"]): r["status"] for r in report["results"]}
+    assert {r["area"] for r in report["results"]} == {"card"}
+    assert verdicts[("card.signatures", None, None)] == "pass"
+    assert verdicts[("card.interface-answers", "1.0", "GRPC")] == "pass"
+    assert report["counts"]  # and what failed, if anything, is in the results
+
+
+def test_a_2025_early_card_is_spoken_to_in_its_dialect(api: httpx.Client, agent: str) -> None:
+    card = api.post("/api/card", json={"url": agent, "protocol": "2025-early"}).json()
+    assert [o["protocol"] for o in card["options"]] == ["2025-early"]
+    connected = api.post("/api/connect", json={"id": card["id"], "protocol": "2025-early"})
+    assert connected.json()["interface"]["protocol"] == "2025-early"
+    sent = api.post("/api/send", json={"id": card["id"], "text": "tell me a joke"})
+    assert lines(sent)[-1]["type"] == "end"
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+def test_the_wire_log_holds_each_request_and_event(
+    api: httpx.Client, agent: str, binding: str
+) -> None:
+    card = api.post("/api/card", json={"url": agent}).json()
+    api.post("/api/connect", json={"id": card["id"], "protocol": "0.3", "transport": binding})
+    sent = lines(api.post("/api/send", json={"id": card["id"], "text": "tell me a joke"}))
+    assert [line["type"] for line in sent] == ["event", "event", "event", "end"]
+    assert [line["seq"] for line in sent[:3]] == [1, 2, 3]
+    with api.stream("GET", f"/api/feed/{card['id']}") as feed:
+        entries = []
+        for line in feed.iter_lines():
+            if line.startswith("data: "):
+                entries.append(json.loads(line.removeprefix("data: ")))
+            if len([e for e in entries if e["kind"] == "event"]) == 3:
+                break
+    sending = [e for e in entries if e["kind"] == "request"][-1]
+    events = [e for e in entries if e["kind"] == "event"]
+    assert all(event["of"] == sending["n"] for event in events)
+    if binding == "GRPC":
+        # the protobuf messages as sent and received, in protobuf's JSON mapping
+        assert sending["method"] == "/a2a.v1.A2AService/SendStreamingMessage"
+        assert '"text": "tell me a joke"' in sending["body"]
+        assert "TASK_STATE_COMPLETED" in events[-1]["body"]
+    else:
+        assert json.loads(sending["body"])  # the bytes as sent
+        assert sending["curl"].startswith("curl -N -H")
+        assert events[0]["body"].startswith("id: 1\ndata: ")
+
+
+def test_bad_input_is_answered_400_saying_what_is_wrong(api: httpx.Client, agent: str) -> None:
+    refused = {
+        "/api/card": ({"url": "ftp://x"}, "must start with http:// or https://"),
+        "/api/checks": ({"url": "http://[::1"}, "id is required"),
+        "/api/connect": ({"id": "nope"}, "no connection nope"),
+        "/api/send": ({}, "id is required"),
+    }
+    for path, (body, reason) in refused.items():
+        answer = api.post(path, json=body)
+        assert answer.status_code in (400, 404)
+        assert reason in answer.json()["error"]["message"]
+    assert api.post("/api/card", content=b"{").json()["error"]["message"] == "the body is not JSON"
+    not_a_url = api.post("/api/card", json={"url": "http://[bad"})
+    assert not_a_url.status_code == 400
+    assert "http://[bad is not a URL" in not_a_url.json()["error"]["message"]
+    card = api.post("/api/card", json={"url": agent}).json()
+    unconnected = api.post("/api/send", json={"id": card["id"], "text": "hi"})
+    assert unconnected.status_code == 400
+    assert "not connected" in unconnected.json()["error"]["message"]
+    api.post("/api/connect", json={"id": card["id"]})
+    empty = api.post("/api/send", json={"id": card["id"], "text": "", "files": []})
+    assert empty.json()["error"]["message"] == "the message is empty: give text or a file"
+
+
+def feed(api: httpx.Client, connection_id: str, until: str) -> list[dict[str, Any]]:
+    """The connection's wire log, up to the first entry of kind ``until``."""
+    entries = []
+    with api.stream("GET", f"/api/feed/{connection_id}") as answer:
+        for line in answer.iter_lines():
+            if line.startswith("data: "):
+                entries.append(json.loads(line.removeprefix("data: ")))
+                if entries[-1]["kind"] == until:
+                    return entries
+    raise AssertionError(f"the feed ended before a {until!r} entry")
+
+
+@pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
+def test_the_agents_error_is_passed_on_as_it_gave_it(
+    api: httpx.Client, agent: str, binding: str
+) -> None:
+    card = api.post("/api/card", json={"url": agent}).json()
+    api.post("/api/connect", json={"id": card["id"], "protocol": "1.0", "transport": binding})
+    cancelled = api.post("/api/cancel", json={"id": card["id"], "taskId": "no-such-task"}).json()
+    assert cancelled["error"]["type"] == "TaskNotFoundError"
+    assert cancelled["error"]["code"] == -32001
+    assert "no-such-task" in cancelled["error"]["message"]
+    if binding == "GRPC":  # the status and trailers as received
+        failure = feed(api, card["id"], until="failure")[-1]
+        assert failure["error"].startswith("NOT_FOUND: ")
+        assert '"code":-32001' in failure["headers"]["a2a-error-bin"]
+
+
+def test_an_agent_that_cannot_be_reached_is_said_so(api: httpx.Client) -> None:
+    card = api.post("/api/card", json={"url": "http://127.0.0.1:9"}).json()
+    assert card["error"]["type"] == "AgentUnreachableError"
+    assert card["id"]  # its wire log shows the attempt
