@@ -76,7 +76,6 @@ class TurnRecord:
         if self.dropped:
             self.span.set_attribute(names.EVENTS_DROPPED, self.dropped)
         self.span.end()
-        self._telemetry.remember(self.task_id, self.span)
 
 
 _TURN: ContextVar[TurnRecord | None] = ContextVar("parley_turn", default=None)
@@ -153,6 +152,7 @@ class Telemetry:
             self._turn_name, kind=SpanKind.INTERNAL, attributes=attributes, links=link(earlier)
         )
         self.instruments.active_runs.add(1)
+        self.remember(task_id, span)  # what a resubscriber meanwhile, or the next turn, links to
         return TurnRecord(self, span, task_id)
 
     def remember(self, task_id: str, span: Span) -> None:
@@ -164,6 +164,11 @@ class Telemetry:
         turns.move_to_end(task_id)
         if len(turns) > _REMEMBERED_TASKS:
             turns.popitem(last=False)
+
+    def latest_turn(self, task_id: str | None) -> list[Link]:
+        """A link to the task's latest turn run here, running or not (none when none
+        was)."""
+        return link(None if task_id is None else self._turns.get(task_id))
 
     def run_traceparent(self, task_id: str) -> str | None:
         """The ``traceparent`` of the run producing events now (the current turn's), or
