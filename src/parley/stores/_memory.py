@@ -33,6 +33,7 @@ from parley._speedups import encode_task
 from parley._speedups.memory import header, pack, snapshot, sorted_index, unpack
 from parley.protocol import ACTIVE_STATES, TERMINAL_STATES, is_interrupted, is_terminal
 from parley.stores._memory_index import Index, Place, TaskIndex
+from parley.stores._memory_sent import SentMessages
 from parley.stores._memory_side import MemorySide
 from parley.stores._protocols import (
     Append,
@@ -123,16 +124,6 @@ class _Entry:
     """The timestamp of the status the index last filed it at."""
 
 
-def _key(scope: str, message_id: str) -> str:
-    """One string for a scope and message id, told apart whatever characters they hold."""
-    return f"{len(scope)}:{scope}{message_id}"
-
-
-def _join(keys: str | None, key: str) -> str:
-    """``keys`` with ``key`` added: each key prefixed with its length, so none is split."""
-    return f"{keys or ''}{len(key)}:{key}"
-
-
 def _moves(
     events: Sequence[StoredEvent], state: TaskState | None, stamp: str | None
 ) -> tuple[float, str, TaskState, str | None] | None:
@@ -157,16 +148,6 @@ def _moves(
     return None if at is None or state is None else (at, context_id, state, stamp)
 
 
-def _split(keys: str) -> list[str]:
-    split, at = [], 0
-    while at < len(keys):
-        colon = keys.index(":", at)
-        end = colon + 1 + int(keys[at:colon])
-        split.append(keys[colon + 1 : end])
-        at = end
-    return split
-
-
 class MemoryStore(MemorySide):
     """Tasks kept in this process, gone when it exits: every store protocol.
 
@@ -188,14 +169,7 @@ class MemoryStore(MemorySide):
         self._tasks: dict[str, _Entry] = {}
         self._done: dict[str, bytes | _Done] = {}
         """task id -> the record of a finished task (``_packed``)."""
-        self._sent: dict[str, str] = {}
-        """message key (``_key``) -> the task id it went to."""
-        self._replies: dict[str, bytes] = {}
-        """message key -> wire JSON of the agent's direct reply."""
-        self._claimed: dict[str, float] = {}
-        """message key -> when it was claimed (for expiry)."""
-        self._sent_to: dict[str, str] = {}
-        """task id -> the keys of the messages sent to it (``_join``)."""
+        self._messages = SentMessages()
         self._index: Index = sorted_index() or TaskIndex()
         """Tasks by last activity, for ``list_tasks``."""
 
@@ -414,14 +388,7 @@ class MemoryStore(MemorySide):
         self._tasks.pop(task_id, None)
         self._done.pop(task_id, None)
         self._forget_task(task_id)
-        keys = self._sent_to.pop(task_id, None)
-        for key in _split(keys) if keys else ():
-            self._forget(key)
-
-    def _forget(self, key: str) -> None:
-        self._sent.pop(key, None)
-        self._replies.pop(key, None)
-        self._claimed.pop(key, None)
+        self._messages.forget_task(task_id)
 
     async def list_tasks(self, query: TaskQuery) -> TaskPage:
         def load(task_id: str) -> Task | None:
@@ -438,31 +405,16 @@ class MemoryStore(MemorySide):
         return [task_id for task_id, entry in self._tasks.items() if entry.state in ACTIVE_STATES]
 
     async def find_message(self, scope: str, message_id: str) -> SentMessage | None:
-        return self._sent_message(_key(scope, message_id))
-
-    def _sent_message(self, key: str) -> SentMessage | None:
-        task_id = self._sent.get(key)
-        if task_id is None:
-            return None
-        reply = self._replies.get(key)
-        return SentMessage(task_id, None if reply is None else Message.model_validate_json(reply))
+        return self._messages.find(scope, message_id)
 
     async def claim_message(self, scope: str, message_id: str, task_id: str) -> SentMessage | None:
-        key = _key(scope, message_id)
-        earlier = self._sent_message(key)
-        if earlier is None:
-            self._sent[key] = task_id
-            self._sent_to[task_id] = _join(self._sent_to.get(task_id), key)
-            self._claimed[key] = time.time()
-        return earlier
+        return self._messages.claim(scope, message_id, task_id)
 
     async def release_message(self, scope: str, message_id: str) -> None:
-        self._forget(_key(scope, message_id))
+        self._messages.release(scope, message_id)
 
     async def save_reply(self, scope: str, message_id: str, reply: Message) -> None:
-        key = _key(scope, message_id)
-        if key in self._sent:
-            self._replies[key] = reply.to_json()
+        self._messages.save_reply(scope, message_id, reply)
 
     async def expire(
         self, *, ended_before: datetime, waiting_before: datetime, limit: int | None = None
@@ -482,13 +434,11 @@ class MemoryStore(MemorySide):
         for task_id in expired:
             await self.delete(task_id)
         if limit is None or len(expired) < limit:
-            # Claims that never led to a stored task (direct replies, runs that died early).
-            for key, at in list(self._claimed.items()):
-                task_id = self._sent[key]
-                if at < ended and task_id not in self._tasks and task_id not in self._done:
-                    self._forget(key)
-                    self._sent_to.pop(task_id, None)
+            self._messages.expire(ended, self._holds_task)
         return len(expired)
+
+    def _holds_task(self, task_id: str) -> bool:
+        return task_id in self._tasks or task_id in self._done
 
     async def aclose(self) -> None:
         """Nothing to release."""
