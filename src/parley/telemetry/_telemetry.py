@@ -205,13 +205,13 @@ class Telemetry:
             name = "a2a.message"
         if record is None:
             return
+        if status is not None and status.state.value == "failed":
+            record.span.set_status(Status(StatusCode.ERROR, "the task failed"))
         if record.recorded >= names.MAX_TURN_EVENTS:
             record.dropped += 1
             return
         record.recorded += 1
         record.span.add_event(name, attributes)
-        if status is not None and status.state.value == "failed":
-            record.span.set_status(Status(StatusCode.ERROR, "the task failed"))
 
     # -- push ------------------------------------------------------------------------
 
