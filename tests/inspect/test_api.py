@@ -20,7 +20,7 @@ def api(inspector: Inspector) -> Iterator[httpx.Client]:
         yield client
 
 
-def lines(answer: httpx.Response) -> list[dict[str, object]]:
+def lines(answer: httpx.Response) -> list[dict[str, Any]]:
     return [json.loads(line) for line in answer.text.splitlines()]
 
 
