@@ -121,3 +121,30 @@ def test_ctrl_c_in_a_chat_turn_leaves_the_task_running_when_told_not_to_cancel(
     after = json.loads(parley("get", agent_url, task_id, "--json").stdout)
     assert after["status"]["state"] == "working"
     parley("cancel", agent_url, task_id)
+
+
+def test_send_in_a_terminal_shows_the_progress_then_the_answer(agent_url: str) -> None:
+    """Without --stream, a person still sees the task's status messages as they come;
+    the answer is shown as a blocking send shows it."""
+    asked = json.loads(
+        parley("send", agent_url, "book a flight from Oslo to Rome on 2025-07-01", "--json").stdout
+    )
+    with terminal("send", agent_url, "yes", "--task", asked["id"]) as screen:
+        shown = screen.wait_for(EXITED)
+    lines = shown.splitlines()
+    progress = lines.index("working: Booking the flight...")
+    done = next(n for n, line in enumerate(lines) if line.startswith("task "))
+    assert progress < done
+    assert lines[done] == f"task {asked['id']} completed"
+    assert any("Rome" in line for line in lines[done:])
+    assert SPINNER not in shown
+    assert f"{EXITED}0]" in shown
+
+
+def test_send_piped_shows_no_progress(agent_url: str) -> None:
+    asked = json.loads(
+        parley("send", agent_url, "book a flight from Oslo to Rome on 2025-07-01", "--json").stdout
+    )
+    result = parley("send", agent_url, "yes", "--task", asked["id"])
+    assert "Booking the flight" not in result.stdout + result.stderr
+    assert f"task {asked['id']} completed" in result.stdout

@@ -25,6 +25,7 @@ from parley.protocol import (
     ends_interaction,
     is_interrupted,
 )
+from parley.protocol._errors import shorten
 from parley.server.agent._agent import AgentExecutor, check_agent
 from parley.server.agent._context import CallContext
 from parley.server.auth._keys import SigningKeys
@@ -186,7 +187,7 @@ class RequestHandler:
 
     async def get_task(self, params: TaskQueryParams, call: CallContext | None = None) -> Task:
         """The task as it is now, its history trimmed to ``historyLength``."""
-        self.limits.check_id("id", params.id)
+        self.limits.check_request(params)
         check_history_length(params.history_length)
         owner = _caller(call)
         live = self.runs.live.get(params.id)
@@ -220,8 +221,7 @@ class RequestHandler:
         task. Raises ``TaskNotCancelableError`` for a task in another terminal state, or
         when the agent refuses. Reaches the run on whichever process runs it.
         """
-        self.limits.check_id("id", params.id)
-        self.limits.check_metadata("metadata", params.metadata)
+        self.limits.check_request(params)
         return await self.cancels.cancel(params.id, params.metadata, call or CallContext())
 
     async def resubscribe(
@@ -235,7 +235,7 @@ class RequestHandler:
         the Task.
         """
         self._require("resubscribe")
-        self.limits.check_id("id", params.id)
+        self.limits.check_request(params)
         owner = _caller(call)
         async with self.runs.hold(params.id, owner):
             pass  # raises TaskNotFoundError now rather than in the stream
@@ -297,6 +297,7 @@ class RequestHandler:
         task's when none is given. Raises ``TaskNotFoundError``, or ``InvalidParamsError``
         for a URL or authentication the agent will not deliver to."""
         push = self._require_push("set_push_config")
+        self.limits.check_request(params)
         owner = _caller(call)
         async with self.runs.hold(params.task_id, owner) as live:
             await push.configs.check(params.push_notification_config)
@@ -312,6 +313,7 @@ class RequestHandler:
         """One push config of the task (spec 7.6): the one with the task's id when no
         config id is given."""
         push = self._require_push("get_push_config")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
         return await push.configs.get(params.id, params.push_notification_config_id)
 
@@ -320,6 +322,7 @@ class RequestHandler:
     ) -> list[TaskPushNotificationConfig]:
         """Every push config of the task (spec 7.7)."""
         push = self._require_push("list_push_configs")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
         return await push.configs.list(params.id)
 
@@ -328,6 +331,7 @@ class RequestHandler:
     ) -> None:
         """Remove one push config of the task (spec 7.8); no error if it has no such one."""
         push = self._require_push("delete_push_config")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
         await push.configs.delete(params.id, params.push_notification_config_id)
         await push_configs_changed(self.runs, params.id)
@@ -447,7 +451,7 @@ def _version(call: CallContext | None) -> str:
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:
-    return TaskNotFoundError(f"Task {task_id} was not found")
+    return TaskNotFoundError(f"Task {shorten(task_id)} was not found")
 
 
 def _trim(task: Task, history_length: int | None) -> Task:
