@@ -4,6 +4,9 @@ input answered 400 with what is wrong, the agent's errors passed on as it gave t
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
+import subprocess
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -161,3 +164,20 @@ def test_without_streaming_a_message_is_sent_and_its_task_comes_back(
     sending = [e for e in entries if e["kind"] == "request"][-1]
     assert sending["url"].endswith("/message:send")
     assert json.loads(entries[-1]["body"])["task"]["id"] == task["id"]  # v1.0's answer
+
+
+def test_copy_as_curl_sends_the_same_request(api: httpx.Client, agent: str) -> None:
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("no curl on this machine to run the command with")
+    card = api.post("/api/card", json={"url": agent}).json()
+    api.post("/api/connect", json={"id": card["id"], "protocol": "0.3", "transport": "JSONRPC"})
+    api.post("/api/send", json={"id": card["id"], "text": "echo me", "stream": False})
+    # entries 1-6 fetched the card and its keys
+    entries = feed(api, card["id"], until=lambda entry: entry["kind"] == "body" and entry["n"] > 6)
+    command = [e for e in entries if e["kind"] == "request"][-1]["curl"]
+    assert command.startswith("curl -H ")
+    ran = subprocess.run(shlex.split(command), capture_output=True, timeout=30, check=True)
+    answer = json.loads(ran.stdout)
+    assert answer["result"]["kind"] == "task"
+    assert answer["result"]["artifacts"][0]["parts"][0]["text"] == "echo me"
