@@ -27,8 +27,8 @@ from parley.cli._common import (
     out,
     run,
 )
+from parley.cli._follow import follow
 from parley.cli._render import show_result, show_status, state_line, task_line
-from parley.cli._talk import follow
 from parley.client import Client, TaskTracker
 from parley.protocol import A2AError, is_interrupted, is_terminal
 from parley.types import Task, TaskState

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import base64
-import contextlib
 import json
 import mimetypes
-from collections.abc import AsyncGenerator, Callable
 from pathlib import Path
 from typing import Annotated
 
 import httpx
 import typer
-from rich.status import Status
 
 from parley.cli._common import (
     URL,
@@ -28,21 +24,20 @@ from parley.cli._common import (
     print_json,
     run,
 )
+from parley.cli._follow import follow, goes_on, watch
 from parley.cli._render import (
     show_card,
-    show_event,
     show_history,
     show_result,
     show_task,
     task_line,
 )
-from parley.client import AgentKeys, CardVerifier, TaskTracker, card_warnings, fetch_card
+from parley.client import AgentKeys, CardVerifier, Client, card_warnings, fetch_card
 from parley.client._card_verify import POLICIES
 from parley.protocol import TERMINAL_STATES
 from parley.types import (
     AgentCard,
     DataPart,
-    Event,
     FilePart,
     FileWithBytes,
     Part,
@@ -182,6 +177,12 @@ def send(
                     parts, context_id=context, task_id=task, push_notification_config=push
                 )
                 return await follow(events, json_output, save_dir, on_stop=goes_on(url))
+            if _watchable(client, no_wait, json_output):
+                continued = None if task is None else await client.get_task(task)
+                events = client.stream_message(
+                    parts, context_id=context, task_id=task, push_notification_config=push
+                )
+                return await watch(events, save_dir, goes_on(url), continued)
             result = await client.send_message(
                 parts,
                 context_id=context,
@@ -265,77 +266,13 @@ def resubscribe(
     finish(run(action))
 
 
-async def follow(
-    events: AsyncGenerator[Event, None],
-    json_output: bool,
-    save_dir: Path,
-    tracker: TaskTracker | None = None,
-    *,
-    final_line: bool = True,
-    on_stop: Callable[[Task], None] | None = None,
-) -> TaskState | None:
-    """Print a stream's events as they come, with a spinner showing the task's state,
-    then (with ``final_line``) the task's final line, unless the stream's last event was
-    the whole task. Stopped (Ctrl-C) once the task is known, ``on_stop`` is told which."""
-    tracker = tracker or TaskTracker()
-    try:
-        return await _follow(events, json_output, save_dir, tracker, final_line)
-    except asyncio.CancelledError:
-        if on_stop is not None and tracker.task is not None:
-            on_stop(tracker.task)
-        raise
-
-
-def goes_on(url: str) -> Callable[[Task], None]:
-    """What to say when a person stops following a task: it goes on, and how to follow
-    it again or cancel it."""
-
-    def say(task: Task) -> None:
-        err.print(
-            f"stopped following task [bold]{task.id}[/]; it goes on at the agent. "
-            "To follow it again, or to cancel it:"
-        )
-        # each command on a line of its own, never wrapped by rich: it can be copied whole
-        err.print(f"  parley resubscribe {url} {task.id}", soft_wrap=True)
-        err.print(f"  parley cancel {url} {task.id}", soft_wrap=True)
-
-    return say
-
-
-async def _follow(
-    events: AsyncGenerator[Event, None],
-    json_output: bool,
-    save_dir: Path,
-    tracker: TaskTracker,
-    final_line: bool,
-) -> TaskState | None:
-    last: Event | None = None
-    async with (
-        contextlib.aclosing(events) as events,
-        contextlib.aclosing(tracker.follow(events)) as followed,
-    ):
-        if json_output:
-            async for event in followed:
-                print_json(event)
-            return tracker.state
-        line_open = False
-        with Status("waiting for the agent...", console=err, spinner="dots") as status:
-            async for last in followed:
-                if tracker.state is not None:
-                    status.update(f"task {tracker.state.value}...")
-                # The spinner redraws its own line: never while a line of the answer is
-                # open on the terminal, or it erases it (stdout and stderr share a screen).
-                status.stop()
-                line_open = show_event(out, last, save_dir, line_open=line_open)
-                if not line_open:
-                    status.start()
-        if line_open:
-            out.print()
-    shown_whole = isinstance(last, Task)
-    if final_line and tracker.task is not None and tracker.state is not None and not shown_whole:
-        out.print()
-        out.print(task_line(tracker.task.id, tracker.state))
-    return tracker.state
+def _watchable(client: Client, no_wait: bool, json_output: bool) -> bool:
+    """Whether a plain ``send`` shows the task's progress while it waits: for a person
+    at a terminal, from an agent that streams (it is asked for the stream, and shows
+    the same answer at its end)."""
+    card = client.card
+    streams = card is not None and bool(card.capabilities.streaming)
+    return streams and out.is_terminal and not (no_wait or json_output)
 
 
 def finish(state: TaskState | None) -> None:

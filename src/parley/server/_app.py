@@ -13,12 +13,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from parley.protocol._versions import V1_0
 from parley.protocol.early import authentication_of
+from parley.protocol.v1 import card_json_v1
 from parley.server import _gc
 from parley.server._card import (
     FORWARDED,
     CardError,
     CardPublisher,
+    RenderedCard,
     TrustedProxies,
     binding_path,
     card_signer,
@@ -36,9 +39,10 @@ from parley.server._settings import (
 )
 from parley.server.agent._agent import AgentExecutor
 from parley.server.agent._context import CallContext
-from parley.server.auth._auth import Authenticator, SchemeVerifier
+from parley.server.auth._auth import Authenticator, SchemeVerifier, card_challenge
 from parley.server.bindings import JSONRPCBinding
-from parley.server.bindings._http_auth import AuthenticationLayer
+from parley.server.bindings._http import etag_matches, supported_version_asked
+from parley.server.bindings._http_auth import AuthenticationLayer, Challenging
 from parley.server.bindings._jsonrpc import refusal
 from parley.server.tasks._handler import RequestHandler
 from parley.types import AgentCard, TransportProtocol
@@ -86,10 +90,17 @@ class A2AApp:
     that declares security without verifiers fails with ``CardError``: parley never
     serves a card whose promise it does not keep.
 
+    The card is served in the shape of the A2A version the request asks for
+    (``A2A-Version``, header or query): v1.0's card to ``1.0``, and to every other
+    request (none, ``0.3``) the v0.3 card that also lists v1.0's ``supportedInterfaces``.
+    Caches may keep it ``card_max_age`` seconds (``Cache-Control``); its ``ETag`` answers
+    ``If-None-Match`` with 304.
+
     ``sign_card``: sign the served card (public and extended) with the current key of
-    the signing keys, a JWS over its RFC 8785 form in ``signatures`` (docs/security.md);
-    by default the card is signed when ``signing_keys`` are given, i.e. when the key is
-    the operator's rather than one generated for this process.
+    the signing keys, a JWS over the RFC 8785 form of each version's card in its
+    ``signatures`` (docs/security.md); by default the card is signed when
+    ``signing_keys`` are given, i.e. when the key is the operator's rather than one
+    generated for this process.
 
     ``forwarded_allow_ips``: the proxies whose ``X-Forwarded-Proto``/``-Host`` say where
     the client reached the server (see ``TrustedProxies``; uvicorn's own proxy-header
@@ -119,6 +130,7 @@ class A2AApp:
         self.tune_gc = settings.tune_gc
         self.proxies = TrustedProxies(settings.forwarded_allow_ips)
         self.max_body_size = settings.max_body_size
+        self.card_max_age = settings.card_max_age
         self._running = False
         if handler.extended_card is not None:
             handler.extended_card = self._completed(handler.extended_card)
@@ -148,7 +160,6 @@ class A2AApp:
         size = self.max_body_size
         served = self._served(TransportProtocol.jsonrpc)
         self.jsonrpc = JSONRPCBinding(served, max_body_size=size, card=self._public_card)
-        self._jsonrpc: Any = self.jsonrpc
         self.rest: Any = None
         if settings.rest is not False:
             from parley.server.bindings._rest import RESTBinding
@@ -160,14 +171,26 @@ class A2AApp:
             served = self._served(TransportProtocol.http_json)
             self.rest = RESTBinding(served, prefix=rest_path, max_body_size=size)
             targets[TransportProtocol.http_json.value] = self.rest.prefix
-        self._rest: Any = self.rest
-        if self.authenticator is not None:
-            self._jsonrpc = AuthenticationLayer(self.jsonrpc, self.authenticator, refusal)
-            if self.rest is not None:
-                self._rest = AuthenticationLayer(self.rest, self.authenticator, self.rest.refusal)
+        self._jsonrpc, self._rest = self._guarded(card)
         if self.grpc_options is not None:
             targets[TransportProtocol.grpc.value] = f":{self.grpc_options.port}"
         return targets
+
+    def _guarded(self, card: AgentCard) -> tuple[Any, Any]:
+        """The HTTP bindings as served: behind the authentication layer when the card
+        requires security, and answering every 401 with the card's challenges."""
+        jsonrpc: Any = self.jsonrpc
+        rest: Any = self.rest
+        authenticator = self.authenticator
+        if authenticator is not None:
+            jsonrpc = AuthenticationLayer(jsonrpc, authenticator, refusal)
+            if rest is not None:
+                rest = AuthenticationLayer(rest, authenticator, self.rest.refusal)
+        challenge = authenticator.www_authenticate if authenticator else card_challenge(card)
+        if challenge:
+            jsonrpc = Challenging(jsonrpc, challenge)
+            rest = Challenging(rest, challenge) if rest is not None else None
+        return jsonrpc, rest
 
     def _publish_card(self, card: AgentCard, targets: dict[str, str], sign: bool) -> None:
         """Check the card against what is served, and get it ready to serve."""
@@ -176,7 +199,7 @@ class A2AApp:
             served[card.preferred_transport] = card.url
         check_card(card, served, extended_card=self.handler.extended_card is not None)
         signer = card_signer(self.signing_keys) if sign else None
-        self.card = CardPublisher(card, targets, signer)
+        self.card = CardPublisher(card, targets, signer, {V1_0: card_json_v1})
         self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -241,12 +264,27 @@ class A2AApp:
 
         async def completed(call: CallContext) -> AgentCard:
             card = extended if isinstance(extended, AgentCard) else await extended(call)
-            return self.card.signed(self.card.complete(card, call.base_url))
+            completed = self.card.complete(card, call.base_url)
+            return self.card.signed(completed, call.protocol_version)
 
         return completed
 
     async def _card(self, request: Request) -> Response:
-        return Response(self.card.render(request.scope), media_type="application/json")
+        rendered = self.card.render(request.scope, supported_version_asked(request.scope))
+        return self._cacheable(request, rendered)
+
+    def _cacheable(self, request: Request, rendered: RenderedCard) -> Response:
+        """The card, with what caches need (v1.0.1 §8.6.1): its ETag (``If-None-Match``
+        naming it is answered 304), ``Cache-Control: max-age``, and ``Vary: A2A-Version``
+        as each version has a card of its own."""
+        headers = {
+            "ETag": rendered.etag.decode(),
+            "Cache-Control": f"public, max-age={self.card_max_age}",
+            "Vary": "A2A-Version",
+        }
+        if etag_matches(request.headers.get("if-none-match"), rendered.etag):
+            return Response(status_code=304, headers=headers)
+        return Response(rendered.body, media_type="application/json", headers=headers)
 
     async def _jwks(self, request: Request) -> Response:
         return Response(
@@ -260,10 +298,10 @@ class A2AApp:
         # 2025-early's `authentication` member added, which each kind of client ignores
         # when it does not know it (docs/dialect-2025-early.md). A signed card is left
         # as signed.
-        rendered = self.card.render(request.scope)
+        rendered = self.card.render(request.scope).body
         if b'"signatures"' not in rendered and rendered.endswith(b"}"):  # signed: as signed
             rendered = rendered[:-1] + self._old_card_tail
-        return Response(rendered, media_type="application/json")
+        return self._cacheable(request, RenderedCard(rendered))
 
     def _public_card(self, call: CallContext) -> AgentCard:
         return self.card.complete(self.card.card, call.base_url)

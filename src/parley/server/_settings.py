@@ -31,6 +31,11 @@ if TYPE_CHECKING:
 ExtendedCard = AgentCard | Callable[[CallContext], Awaitable[AgentCard]]
 
 
+DEFAULT_CARD_MAX_AGE = 300
+"""How long caches may keep the card, in seconds: a changed card reaches every client
+within five minutes, and a client that asks again sooner gets a 304 for its ETag."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Serving:
     """How the app serves its handler: the bindings and where, limits, who may call."""
@@ -53,6 +58,8 @@ class Serving:
     sign_card: bool | None = None
     """Sign the served card with the current signing key; by default, when the
     operator gave the signing keys."""
+    card_max_age: int = DEFAULT_CARD_MAX_AGE
+    """How long caches may keep the card (``Cache-Control: max-age``), in seconds."""
 
 
 class ServingOptions(TypedDict, total=False):
@@ -66,6 +73,7 @@ class ServingOptions(TypedDict, total=False):
     tune_gc: bool
     security: Mapping[str, SchemeVerifier] | None
     sign_card: bool | None
+    card_max_age: int
 
 
 class TaskOptions(TypedDict, total=False):

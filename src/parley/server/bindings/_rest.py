@@ -58,6 +58,7 @@ from parley.server.bindings._http import (
     request_headers,
     route_table,
     send_body,
+    send_revalidated,
     stream_sse,
     version_asked,
 )
@@ -171,6 +172,8 @@ class RESTBinding:
                 return as_a2a_error(problem).body()
 
             await stream_sse(receive, send, result, encode, encode_error)
+        elif operation.name == "get_extended_card":
+            await send_revalidated(send, headers, encode_result(operation, result))
         else:
             await send_body(send, 200, encode_result(operation, result))
 

@@ -25,6 +25,7 @@ from parley.protocol import (
     ends_interaction,
     is_interrupted,
 )
+from parley.protocol._errors import shorten
 from parley.server.agent._agent import AgentExecutor, check_agent
 from parley.server.agent._context import CallContext
 from parley.server.auth._keys import SigningKeys
@@ -63,6 +64,8 @@ from parley.types import (
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
+
+    from parley.telemetry import Telemetry
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
 EventStream = AsyncIterator[tuple[int, Event]]
@@ -124,9 +127,8 @@ class RequestHandler:
             tracer_provider, meter_provider, agent_name=card.name
         )
         """Where spans and metrics go (``None``: nowhere; see ``parley.telemetry``)."""
-        writer = getattr(store, "writer", None)  # a SQL store's group commit
-        if self.telemetry is not None and writer is not None:
-            writer.telemetry = self.telemetry
+        if self.telemetry is not None:
+            _trace_store(self.telemetry, store)
         self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
         self.sends = Sends(self.runs, self.sent, limits, self._require_push)
@@ -185,7 +187,7 @@ class RequestHandler:
 
     async def get_task(self, params: TaskQueryParams, call: CallContext | None = None) -> Task:
         """The task as it is now, its history trimmed to ``historyLength``."""
-        self.limits.check_id("id", params.id)
+        self.limits.check_request(params)
         check_history_length(params.history_length)
         owner = _caller(call)
         live = self.runs.live.get(params.id)
@@ -219,8 +221,7 @@ class RequestHandler:
         task. Raises ``TaskNotCancelableError`` for a task in another terminal state, or
         when the agent refuses. Reaches the run on whichever process runs it.
         """
-        self.limits.check_id("id", params.id)
-        self.limits.check_metadata("metadata", params.metadata)
+        self.limits.check_request(params)
         return await self.cancels.cancel(params.id, params.metadata, call or CallContext())
 
     async def resubscribe(
@@ -234,7 +235,7 @@ class RequestHandler:
         the Task.
         """
         self._require("resubscribe")
-        self.limits.check_id("id", params.id)
+        self.limits.check_request(params)
         owner = _caller(call)
         async with self.runs.hold(params.id, owner):
             pass  # raises TaskNotFoundError now rather than in the stream
@@ -296,6 +297,7 @@ class RequestHandler:
         task's when none is given. Raises ``TaskNotFoundError``, or ``InvalidParamsError``
         for a URL or authentication the agent will not deliver to."""
         push = self._require_push("set_push_config")
+        self.limits.check_request(params)
         owner = _caller(call)
         async with self.runs.hold(params.task_id, owner) as live:
             await push.configs.check(params.push_notification_config)
@@ -311,6 +313,7 @@ class RequestHandler:
         """One push config of the task (spec 7.6): the one with the task's id when no
         config id is given."""
         push = self._require_push("get_push_config")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
         return await push.configs.get(params.id, params.push_notification_config_id)
 
@@ -319,6 +322,7 @@ class RequestHandler:
     ) -> list[TaskPushNotificationConfig]:
         """Every push config of the task (spec 7.7)."""
         push = self._require_push("list_push_configs")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
         return await push.configs.list(params.id)
 
@@ -327,6 +331,7 @@ class RequestHandler:
     ) -> None:
         """Remove one push config of the task (spec 7.8); no error if it has no such one."""
         push = self._require_push("delete_push_config")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
         await push.configs.delete(params.id, params.push_notification_config_id)
         await push_configs_changed(self.runs, params.id)
@@ -401,6 +406,16 @@ class RequestHandler:
                     await self.runs.bus.aclose()
 
 
+def _trace_store(telemetry: Telemetry, store: Store) -> None:
+    """Let ``store`` record its group commits, and keep each task's latest turn for the
+    other processes when they share it."""
+    writer = getattr(store, "writer", None)  # a SQL store's group commit
+    if writer is not None:
+        writer.telemetry = telemetry
+    if store.shared and hasattr(store, "save_trace"):
+        telemetry.traces = store
+
+
 def declared_capabilities(card: AgentCard) -> frozenset[Capability]:
     """The capabilities ``card`` declares (each is a field of the card)."""
     declared = {
@@ -436,7 +451,7 @@ def _version(call: CallContext | None) -> str:
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:
-    return TaskNotFoundError(f"Task {task_id} was not found")
+    return TaskNotFoundError(f"Task {shorten(task_id)} was not found")
 
 
 def _trim(task: Task, history_length: int | None) -> Task:

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from parley.protocol import InvalidParamsError
-from parley.types import Message, MessageSendParams
+from parley.types import Message, MessageSendParams, TaskPushNotificationConfig
 
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -43,6 +43,20 @@ class Limits:
         # decides the rest (a non-printable character that is no control, e.g. U+2028)
         if not value.isprintable() and _UNPRINTABLE.search(value):
             raise InvalidParamsError(f"{field} contains a control character")
+
+    def check_request(self, params: Any) -> None:
+        """Every id and the metadata the params of a task or push config operation carry
+        (``TaskIdParams``, ``TaskQueryParams``, the push config params and
+        ``TaskPushNotificationConfig``): each operation naming a task passes here first."""
+        if isinstance(params, TaskPushNotificationConfig):
+            self.check_id("taskId", params.task_id)
+            self.check_id("pushNotificationConfig.id", params.push_notification_config.id)
+            return
+        self.check_id("id", params.id)
+        self.check_id(
+            "pushNotificationConfigId", getattr(params, "push_notification_config_id", None)
+        )
+        self.check_metadata("metadata", params.metadata)
 
     def check_metadata(self, field: str, metadata: dict[str, Any] | None) -> None:
         if not metadata:
