@@ -211,6 +211,7 @@ class RequestHandler:
         """
         if not hasattr(self.task_store, "list_tasks"):
             raise UnsupportedOperationError("This agent's task store cannot list tasks")
+        self.limits.check_request(params)
         owner = _caller(call)
         return await list_tasks(self.task_store, self.runs.live, params, owner)
 
