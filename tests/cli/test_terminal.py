@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 from parley.demo import JOKE, REPORT_SECTIONS
 from tests.cli.conftest import parley
 from tests.cli.terminal import EXITED, terminal
+from tests.servers import parley_serve
 
 SPINNER = "waiting for the agent"
 
@@ -148,3 +150,26 @@ def test_send_piped_shows_no_progress(agent_url: str) -> None:
     result = parley("send", agent_url, "yes", "--task", asked["id"])
     assert "Booking the flight" not in result.stdout + result.stderr
     assert f"task {asked['id']} completed" in result.stdout
+
+
+def test_a_stream_whose_agent_dies_says_it_reconnects_then_gives_up_clearly(
+    tmp_path: Path,
+) -> None:
+    with (
+        parley_serve(["--db", "memory"], tmp_path / "serve.log") as (server, base),
+        terminal("send", base, "count to 60", "--stream") as screen,
+    ):
+        screen.wait_for("\n2")
+        server.kill()  # the agent dies mid-stream
+        server.wait(10)
+        shown = screen.wait_for("reconnecting to the agent (attempt", timeout=20)
+        assert "trying for 30 s" in " ".join(shown.split())
+        shown = screen.wait_for(EXITED, timeout=60)
+    words = " ".join(shown.split())
+    assert "could not be resumed in 30" in words
+    assert re.search(r"\(\d+ attempts\)", words), words
+    task_id = re.search(r"gave up following task (\S+?);", words)
+    assert task_id, words
+    assert f"parley resubscribe {base} {task_id.group(1)}" in words
+    assert f"{EXITED}3]" in shown
+    assert "Traceback" not in shown

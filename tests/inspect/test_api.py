@@ -4,7 +4,10 @@ input answered 400 with what is wrong, the agent's errors passed on as it gave t
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import httpx
@@ -20,7 +23,7 @@ def api(inspector: Inspector) -> Iterator[httpx.Client]:
         yield client
 
 
-def lines(answer: httpx.Response) -> list[dict[str, object]]:
+def lines(answer: httpx.Response) -> list[dict[str, Any]]:
     return [json.loads(line) for line in answer.text.splitlines()]
 
 
@@ -102,20 +105,24 @@ def test_bad_input_is_answered_400_saying_what_is_wrong(api: httpx.Client, agent
     assert unconnected.status_code == 400
     assert "not connected" in unconnected.json()["error"]["message"]
     api.post("/api/connect", json={"id": card["id"]})
+    nameless = api.post("/api/send", json={"id": card["id"], "files": [{"bytes": "", "name": 1}]})
+    assert nameless.json()["error"]["message"] == "a file's name and mimeType must be strings"
     empty = api.post("/api/send", json={"id": card["id"], "text": "", "files": []})
     assert empty.json()["error"]["message"] == "the message is empty: give text or a file"
 
 
-def feed(api: httpx.Client, connection_id: str, until: str) -> list[dict[str, Any]]:
-    """The connection's wire log, up to the first entry of kind ``until``."""
+def feed(
+    api: httpx.Client, connection_id: str, until: Callable[[dict[str, Any]], bool]
+) -> list[dict[str, Any]]:
+    """The connection's wire log, up to the first entry ``until`` holds for."""
     entries = []
     with api.stream("GET", f"/api/feed/{connection_id}") as answer:
         for line in answer.iter_lines():
             if line.startswith("data: "):
                 entries.append(json.loads(line.removeprefix("data: ")))
-                if entries[-1]["kind"] == until:
+                if until(entries[-1]):
                     return entries
-    raise AssertionError(f"the feed ended before a {until!r} entry")
+    raise AssertionError("the feed ended before the entry waited for")
 
 
 @pytest.mark.parametrize("binding", ["JSONRPC", "HTTP+JSON", "GRPC"])
@@ -129,7 +136,7 @@ def test_the_agents_error_is_passed_on_as_it_gave_it(
     assert cancelled["error"]["code"] == -32001
     assert "no-such-task" in cancelled["error"]["message"]
     if binding == "GRPC":  # the status and trailers as received
-        failure = feed(api, card["id"], until="failure")[-1]
+        failure = feed(api, card["id"], until=lambda entry: entry["kind"] == "failure")[-1]
         assert failure["error"].startswith("NOT_FOUND: ")
         assert '"code":-32001' in failure["headers"]["a2a-error-bin"]
 
@@ -138,3 +145,39 @@ def test_an_agent_that_cannot_be_reached_is_said_so(api: httpx.Client) -> None:
     card = api.post("/api/card", json={"url": "http://127.0.0.1:9"}).json()
     assert card["error"]["type"] == "AgentUnreachableError"
     assert card["id"]  # its wire log shows the attempt
+
+
+def test_without_streaming_a_message_is_sent_and_its_task_comes_back(
+    api: httpx.Client, agent: str
+) -> None:
+    card = api.post("/api/card", json={"url": agent}).json()
+    api.post("/api/connect", json={"id": card["id"], "protocol": "1.0", "transport": "HTTP+JSON"})
+    sent = lines(
+        api.post("/api/send", json={"id": card["id"], "text": "tell me a joke", "stream": False})
+    )
+    assert [line["type"] for line in sent] == ["event", "end"]
+    task = sent[0]["event"]
+    assert task["kind"] == "task"
+    assert task["status"]["state"] == "completed"
+    # entries 1-6 fetched the card and its keys
+    entries = feed(api, card["id"], until=lambda entry: entry["kind"] == "body" and entry["n"] > 6)
+    sending = [e for e in entries if e["kind"] == "request"][-1]
+    assert sending["url"].endswith("/message:send")
+    assert json.loads(entries[-1]["body"])["task"]["id"] == task["id"]  # v1.0's answer
+
+
+def test_copy_as_curl_sends_the_same_request(api: httpx.Client, agent: str) -> None:
+    curl = shutil.which("curl")
+    if curl is None:
+        pytest.skip("no curl on this machine to run the command with")
+    card = api.post("/api/card", json={"url": agent}).json()
+    api.post("/api/connect", json={"id": card["id"], "protocol": "0.3", "transport": "JSONRPC"})
+    api.post("/api/send", json={"id": card["id"], "text": "echo me", "stream": False})
+    # entries 1-6 fetched the card and its keys
+    entries = feed(api, card["id"], until=lambda entry: entry["kind"] == "body" and entry["n"] > 6)
+    command = [e for e in entries if e["kind"] == "request"][-1]["curl"]
+    assert command.startswith("curl -H ")
+    ran = subprocess.run(shlex.split(command), capture_output=True, timeout=30, check=True)
+    answer = json.loads(ran.stdout)
+    assert answer["result"]["kind"] == "task"
+    assert answer["result"]["artifacts"][0]["parts"][0]["text"] == "echo me"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 
     from parley.telemetry import TracedCall
 
+_log = logging.getLogger("parley.client")
 _RESUBSCRIBE = BY_NAME["resubscribe"]
 _T = TypeVar("_T")
 
@@ -372,6 +374,7 @@ class Client:
                 if problem is not None:
                     await self._failed(call, problem)
                     raise problem from problem.__cause__
+                resume.log(error)
             await anyio.sleep(resume.delay())
 
     async def _prepare(
@@ -510,6 +513,19 @@ class _Resume:
         self.params = TaskIdParams(id=self.task_id)
         self.context = dataclasses.replace(self.context, last_event_id=self.last_event_id)
         return True
+
+    def log(self, error: A2AError) -> None:
+        """Say on the ``parley.client`` logger (INFO) that the stream broke and is being
+        resumed: the record carries ``task_id``, ``attempt`` and ``window`` (seconds
+        resumption goes on for), for a program that shows it (``parley`` does)."""
+        details = {"task_id": self.task_id, "attempt": self.failures, "window": self.window}
+        _log.info(
+            "The stream of task %s broke (%s): resuming it, attempt %d",
+            self.task_id,
+            error.message,
+            self.failures,
+            extra=details,
+        )
 
     def delay(self) -> float:
         """The pause before the next attempt: none for the first, then ``resume_delay``

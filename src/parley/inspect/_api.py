@@ -1,6 +1,6 @@
-"""The JSON API the page calls: read a card, connect, send (streamed back as NDJSON, one
-event a line, as it arrives), resubscribe, cancel, get a task, and the live feed of the
-wire log and push notifications (server-sent events).
+"""The JSON API the page calls: read a card, run its checks, connect, send (streamed back
+as NDJSON, one event a line, as it arrives), resubscribe, cancel, and the live feed of
+the wire log and push notifications (server-sent events).
 
 Every agent call goes through the connection's parley ``Client``; an error the agent
 gave is passed on as it gave it (its class, code, message and data).
@@ -174,7 +174,7 @@ class API:
             configuration=MessageSendConfiguration(blocking=True, push_notification_config=push),
         )
         if not streaming:
-            return _lines(_answer(client.call(BY_NAME["send_message"], params)))
+            return _lines(_answer(lambda: client.call(BY_NAME["send_message"], params)))
         return _lines(_events(client.stream(BY_NAME["stream_message"], params)))
 
     async def resubscribe(self, request: Request, body: dict[str, Any]) -> Response:
@@ -190,10 +190,6 @@ class API:
     async def cancel(self, request: Request, body: dict[str, Any]) -> Response:
         client = _client(self.connection(body))
         return await _one(client.cancel_task(str(_text(body, "taskId"))))
-
-    async def get(self, request: Request, body: dict[str, Any]) -> Response:
-        client = _client(self.connection(body))
-        return await _one(client.get_task(str(_text(body, "taskId"))))
 
     async def feed(self, request: Request) -> Response:
         try:
@@ -233,12 +229,11 @@ def _parts(body: dict[str, Any]) -> list[Part]:
             base64.b64decode(file["bytes"], validate=True)
         except (binascii.Error, ValueError):
             raise BadRequest(f"the bytes of {file.get('name')!r} are not base64") from None
+        name, mime_type = file.get("name"), file.get("mimeType")
+        if not all(isinstance(value, str | None) for value in (name, mime_type)):
+            raise BadRequest("a file's name and mimeType must be strings")
         parts.append(
-            FilePart(
-                file=FileWithBytes(
-                    bytes=file["bytes"], name=file.get("name"), mime_type=file.get("mimeType")
-                )
-            )
+            FilePart(file=FileWithBytes(bytes=file["bytes"], name=name, mime_type=mime_type))
         )
     if not parts:
         raise BadRequest("the message is empty: give text or a file")
@@ -268,9 +263,9 @@ async def _events(stream: AsyncIterator[Any]) -> AsyncIterator[dict[str, Any]]:
     yield {"type": "end", "time": time.time()}
 
 
-async def _answer(call: Awaitable[Any]) -> AsyncIterator[dict[str, Any]]:
+async def _answer(call: Callable[[], Awaitable[Any]]) -> AsyncIterator[dict[str, Any]]:
     try:
-        result = await call
+        result = await call()
     except A2AError as error:
         yield {"type": "error", "time": time.time(), "error": error_json(error)}
         return

@@ -44,7 +44,6 @@ def create_inspector_app(token: str, hosts: Collection[str] = (), *, port: int =
         Route("/api/send", endpoint(api.send), methods=["POST"]),
         Route("/api/resubscribe", endpoint(api.resubscribe), methods=["POST"]),
         Route("/api/cancel", endpoint(api.cancel), methods=["POST"]),
-        Route("/api/get", endpoint(api.get), methods=["POST"]),
         Route("/api/feed/{id}", api.feed),
         Route("/push/{id}", _PushRoute(connections), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC)),

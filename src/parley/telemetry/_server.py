@@ -67,7 +67,7 @@ def _operation(telemetry: Telemetry, name: str, method: Operation, transport: st
     async def traced(params: Any = None, call: Any = None) -> Any:
         attributes = _request_attributes(a2a_method, transport, params, call)
         parent = extract(call.headers) if call is not None else None
-        links = telemetry.latest_turn(attributes.get(names.TASK_ID)) if following else None
+        links = await telemetry.latest_turn(attributes.get(names.TASK_ID)) if following else None
         span = tracer.start_span(a2a_method, parent, SpanKind.SERVER, attributes, links)
         started = time.perf_counter()
         token = otel_context.attach(trace.set_span_in_context(span, parent))

@@ -67,6 +67,8 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
+    from parley.telemetry import Telemetry
+
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
 EventStream = AsyncIterator[tuple[int, Event]]
 """``(sequence number, event)`` pairs, in order; the sequence is the SSE ``id``."""
@@ -127,9 +129,8 @@ class RequestHandler:
             tracer_provider, meter_provider, agent_name=card.name
         )
         """Where spans and metrics go (``None``: nowhere; see ``parley.telemetry``)."""
-        writer = getattr(store, "writer", None)  # a SQL store's group commit
-        if self.telemetry is not None and writer is not None:
-            writer.telemetry = self.telemetry
+        if self.telemetry is not None:
+            _trace_store(self.telemetry, store)
         self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
         self.sends = Sends(self.runs, self.sent, limits, self._require_push)
@@ -212,6 +213,7 @@ class RequestHandler:
         """
         if not hasattr(self.task_store, "list_tasks"):
             raise UnsupportedOperationError("This agent's task store cannot list tasks")
+        self.limits.check_request(params)
         owner = _caller(call)
         return await list_tasks(self.task_store, self.runs.live, params, owner)
 
@@ -455,6 +457,16 @@ class RequestHandler:
             finally:
                 if self.runs.bus is not None:
                     await self.runs.bus.aclose()
+
+
+def _trace_store(telemetry: Telemetry, store: Store) -> None:
+    """Let ``store`` record its group commits, and keep each task's latest turn for the
+    other processes when they share it."""
+    writer = getattr(store, "writer", None)  # a SQL store's group commit
+    if writer is not None:
+        writer.telemetry = telemetry
+    if store.shared and hasattr(store, "save_trace"):
+        telemetry.traces = store
 
 
 def declared_capabilities(card: AgentCard) -> frozenset[Capability]:

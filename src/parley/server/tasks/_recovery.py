@@ -63,7 +63,7 @@ async def _settle(runs: TaskRuns, live: LiveTask) -> int:
         turn.end()
         return 0
     if runs.telemetry is not None and runs.owners is not None:  # another process's lease
-        runs.telemetry.lease_takeover(live.task_id)
+        await runs.telemetry.lease_takeover(live.task_id)
     if isinstance(runs.agent, ResumableAgent):
         logger.info("resuming task %s after a restart", live.task_id)
         context = RequestContext(
