@@ -28,6 +28,7 @@ from parley.client.transports._http import (
     HTTPBinding,
     StreamPosition,
     http_headers,
+    empty_answer,
     http_timeout,
     is_event_stream,
     not_an_agent,
@@ -81,6 +82,8 @@ class JSONRPCTransport(HTTPBinding):
                 params=context.query,
                 timeout=http_timeout(self.timeouts, operation),
             )
+        if empty_answer(operation, response, response.content):
+            return None
         result = unwrap(
             request_id,
             response,
