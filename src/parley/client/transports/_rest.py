@@ -29,8 +29,8 @@ from parley.client.transports._dialect import from_error_details, v1_dialect
 from parley.client.transports._http import (
     HTTPBinding,
     StreamPosition,
-    http_headers,
     empty_answer,
+    http_headers,
     http_timeout,
     is_event_stream,
     not_an_agent,
