@@ -35,7 +35,7 @@ from parley.client.transports._http import (
     translated,
 )
 from parley.protocol import A2AError, InvalidAgentResponseError, Operation
-from parley.protocol._versions import V1_0
+from parley.protocol._versions import V0_3, V1_0
 from parley.types import A2AModel
 
 
@@ -62,6 +62,8 @@ class JSONRPCTransport(HTTPBinding):
         if dialect is None and protocol == V1_0:
             dialect = v1_dialect(options.get("tenant"))
         self.dialect: JSONRPCDialect = dialect or V0_3_CODEC
+        self.protocol = V1_0 if protocol == V1_0 else V0_3
+        """The A2A version this transport speaks."""
         self.version: dict[str, str] = {"A2A-Version": V1_0} if protocol == V1_0 else {}
         """The ``A2A-Version`` header of every request (v1.0.1 §3.6.1; none for 0.3)."""
         self._ids = itertools.count(1)

@@ -48,7 +48,7 @@ from parley.protocol import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from parley.protocol._versions import V1_0
+from parley.protocol._versions import V0_3, V1_0
 from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, from_json, to_json
 from parley.protocol.protobuf._core import push_config_id
 from parley.types import A2AModel
@@ -62,6 +62,9 @@ class RESTTransport(HTTPBinding):
     ``http_client``: an ``httpx.AsyncClient`` to share; without one the transport makes
     its own and closes it in ``aclose``.
     """
+
+    protocol = V0_3
+    """The A2A version this transport speaks."""
 
     def __init__(
         self,
@@ -151,6 +154,9 @@ class RESTv1Transport(HTTPBinding):
     """Talks v1.0 HTTP+JSON (v1.0.1 §11) to the agent whose base URL is ``url``: paths
     without ``/v1`` (``/message:send``, ``/tasks/{id}``), ProtoJSON bodies, GET
     parameters in the query, ``A2A-Version: 1.0``, and ``google.rpc.Status`` errors."""
+
+    protocol = V1_0
+    """The A2A version this transport speaks."""
 
     def __init__(
         self,
