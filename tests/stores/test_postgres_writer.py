@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import literal_column, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from parley._speedups import enabled
 from parley._speedups._pg_batch import one_statement
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
 from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
@@ -297,6 +298,7 @@ async def test_a_batch_of_new_tasks_is_one_statement_that_fails_alone(
 _PARTS = ("events", "saves", "touches", "created", "started")
 
 
+@pytest.mark.skipif(not enabled(), reason="PARLEY_SPEEDUPS=0: no one-statement batch")
 @pytest.mark.parametrize(
     "parts",
     list(itertools.product((False, True), repeat=len(_PARTS)))[1:],
