@@ -52,7 +52,7 @@ def _assert_passes(report: Report) -> None:
 async def test_the_demo_agent_passes_in_process() -> None:
     app = _demo()
     async with app.lifespan():  # type: ignore[attr-defined]
-        report = await check.run(app=app, webhook=WEBHOOK)
+        report = await check.run(app=app, webhook=WEBHOOK, receiver="127.0.0.1:0")
     offered = {(s.version, s.binding) for s in report.surfaces}
     assert offered == {
         ("1.0", "JSONRPC"), ("1.0", "HTTP+JSON"), ("0.3", "JSONRPC"), ("0.3", "HTTP+JSON"),
@@ -60,7 +60,8 @@ async def test_the_demo_agent_passes_in_process() -> None:
     }  # fmt: skip
     _assert_passes(report)
     ran = {r.check.id for r in report.results if r.status is Status.passed}
-    assert {"tasks.send", "stream.events", "push.configs", "bindings.same-task"} <= ran
+    assert {"tasks.send", "stream.events", "push.configs", "push.delivery"} <= ran
+    assert ("tasks.send", "2025-early") in {(r.check.id, r.version) for r in report.results}
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +72,7 @@ def served() -> Iterator[str]:
 
 
 async def test_the_demo_agent_passes_on_every_binding_over_sockets(served: str) -> None:
-    report = await check.run(served, webhook=WEBHOOK)
+    report = await check.run(served, webhook=WEBHOOK, receiver="127.0.0.1:0")
     assert {s.binding for s in report.surfaces} == {"JSONRPC", "HTTP+JSON", "GRPC"}
     _assert_passes(report)
     grpc = [r for r in report.results if r.binding == "GRPC" and r.status is Status.passed]
