@@ -72,6 +72,13 @@ TARGETS = {
             "memory",
             dialect="1.0",
         ),
+        Target(
+            "parley-otel",
+            "parley echo, memory, tracing on",
+            "parley",
+            "bench.parley_echo_otel:echo",
+            "memory",
+        ),
         Target("demo", "parley demo, memory", "parley", "", "memory", streams=False),
         Target("sqlite", "parley echo, SQLite", "parley", "bench.parley_echo:echo", "sqlite"),
         Target("demo-sqlite", "parley demo, SQLite", "parley", "", "sqlite", streams=False),

@@ -35,7 +35,7 @@ from urllib.parse import parse_qs
 from google.protobuf import json_format
 from google.rpc import error_details_pb2
 
-from parley.protocol.v1 import BY_V1_JSONRPC_METHOD, V1Operation
+from parley.protocol.v1 import BY_V1_JSONRPC_METHOD, BY_V1_NAME, V1Operation
 from parley.server.bindings._v1 import route as v1_route
 from tests.schema import validate_wire
 
@@ -150,7 +150,7 @@ def check_call(seen: Observations, call: _Call, rpc_path: str | None) -> None:
     response = b"".join(call.response)
     if path.endswith(CARD_PATHS):
         if call.status == 200:
-            _check_json(seen, "AgentCard", response, f"card at {path}")
+            _check_card(seen, call, path, response)
         return
     if not path.startswith("/v1/") and _route_path(call.scope) != rpc_path:
         found = v1_route(_route_path(call.scope))
@@ -209,15 +209,34 @@ class _OtherDialect(dict[str, Any]):
     """A request in another dialect than v0.3: only its envelope is checked."""
 
 
-def speaks_v0_3(scope: Scope, request: Any) -> bool:
-    """Whether a JSON-RPC request is a v0.3 one (see the module docs)."""
-    if not isinstance(request, dict):
-        return True
+def _check_card(seen: Observations, call: _Call, path: str, response: bytes) -> None:
+    """The card at a well-known path: v1.0's AgentCard, strictly, to a request asking for
+    1.0 at agent-card.json; else the v0.3 card of a2a.json."""
+    if _asks_v1(call.scope) and path.endswith(CARD_PATHS[0]):
+        check_proto_json(seen, BY_V1_NAME["get_extended_card"], json.loads(response))
+    else:
+        _check_json(seen, "AgentCard", response, f"card at {path}")
+
+
+def _version_asked(scope: Scope) -> str:
     headers = {name.lower(): value for name, value in scope.get("headers", ())}
     query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
     version: str = (
         headers.get(b"a2a-version", b"").decode("latin-1") or query.get("A2A-Version", [""])[0]
     )
+    return version
+
+
+def _asks_v1(scope: Scope) -> bool:
+    """Whether a request asks for A2A 1.0 (its card is then v1.0's AgentCard)."""
+    return _version_asked(scope).strip().startswith("1.")
+
+
+def speaks_v0_3(scope: Scope, request: Any) -> bool:
+    """Whether a JSON-RPC request is a v0.3 one (see the module docs)."""
+    if not isinstance(request, dict):
+        return True
+    version = _version_asked(scope)
     if version:
         return version.strip() == "0.3"
     method = request.get("method")
@@ -331,6 +350,8 @@ def check_v1_error(seen: Observations, details: Any) -> None:
 
 
 def check_v1_rest(seen: Observations, operation: V1Operation, call: _Call, body: bytes) -> None:
+    if call.status == 304:  # not modified: no body (RFC 9110 §15.4.5)
+        return
     if call.content_type.startswith(b"text/event-stream"):
         for block in body.replace(b"\r\n", b"\n").split(b"\n\n"):
             data = [line[5:].strip() for line in block.split(b"\n") if line.startswith(b"data:")]

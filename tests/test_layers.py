@@ -84,6 +84,12 @@ SPEEDUPS_SERVE = {
     "_getattr": {"types"},
     "_v03_json": {"types"},
     "_v1_json": {"types"},
+    "_memory_pack": {"types", "protocol", "stores"},
+    "_memory_index": {"types", "protocol", "stores"},
+    "memory": {"types", "protocol", "stores"},
+    "_chunks": {"types"},
+    "_pg_batch": {"types", "protocol", "stores"},
+    "postgres": {"types", "protocol", "stores"},
 }
 """Each module of ``parley._speedups`` and the layers it may import: the lowest layer
 that calls it and the layers below that one, so no layer reaches a layer above itself

@@ -45,6 +45,13 @@ def test_readme_quotes_the_examples() -> None:
     assert agent_part.strip() in readme
 
 
+def test_the_agent_in_20_lines_is_20_lines() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert "## An agent in 20 lines" in readme
+    greeter = (ROOT / "examples" / "greeter.py").read_text()
+    assert len(greeter.strip().splitlines()) <= 20
+
+
 @pytest.mark.parametrize(
     ("example", "attribute"), [("greeter", "greeter"), ("greeter_executor", "Greeter")]
 )

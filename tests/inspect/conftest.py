@@ -111,14 +111,23 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Any, inspector: Inspector) -> Iterator[Any]:
+    """A fresh page; the test fails if its scripts fail, or if it asks anything of
+    anyone but the inspector (everything it needs ships in the package)."""
     context = browser.new_context(viewport={"width": 1400, "height": 860})
     opened = context.new_page()
     opened.set_default_timeout(20_000)
+    errors: list[str] = []
+    elsewhere: list[str] = []
+    opened.on("pageerror", lambda error: errors.append(str(error)))
+    own = (inspector.base + "/", "blob:", "data:")
+    opened.on("request", lambda r: None if r.url.startswith(own) else elsewhere.append(r.url))
     try:
         yield opened
     finally:
         context.close()
+    assert not errors, f"the page's scripts failed: {errors}"
+    assert not elsewhere, f"the page asked for more than its own files: {elsewhere}"
 
 
 def screenshot(page: Any, name: str) -> None:

@@ -42,11 +42,17 @@ def test_opens_connected_to_the_agent_its_address_names(
     for binding in ("JSONRPC", "GRPC", "HTTP+JSON"):
         expect(interfaces).to_contain_text(binding)
     expect(page.locator("#skills")).to_contain_text("Flight booking")
-    expect(page.locator("#checks-count")).to_have_text("✓")
     page.click("button[data-view=raw-view]")
     expect(page.locator("#raw-view")).to_contain_text('"signatures"')
     page.click("button[data-view=card-view]")
     screenshot(page, "inspect-card")
+    # the card checks of parley check, run on the agent
+    page.click("button[data-view=checks-view]")
+    signatures = page.locator("#check-results tr").filter(has_text="card.signatures")
+    expect(signatures).to_contain_text("pass", timeout=60_000)
+    failed = page.locator("#check-results tr.fail").count()
+    expect(page.locator("#checks-count")).to_have_text(f"({failed} failed)" if failed else "✓")
+    screenshot(page, "inspect-checks")
 
 
 def test_a_multi_turn_booking_stays_in_one_task(
@@ -74,6 +80,12 @@ def test_a_multi_turn_booking_stays_in_one_task(
     expect(page.locator(".wire.request .curl").first).to_contain_text("curl")
     page.click("button[data-view=timeline-view]")
     screenshot(page, "inspect-chat")
+    # the task is over: the next message is a new task of the same context, beside it
+    say(page, "tell me a joke")
+    expect(lanes).to_have_count(2)
+    expect(page.locator(".context")).to_have_count(1)
+    expect(lanes.nth(1)).to_contain_text("completed")
+    assert lanes.nth(1).get_attribute("data-task") != first
 
 
 def test_a_report_streams_over_grpc(page: Any, inspector: Inspector, agent: str) -> None:
@@ -87,8 +99,12 @@ def test_a_report_streams_over_grpc(page: Any, inspector: Inspector, agent: str)
     chunks = page.locator(".lane .step").filter(has_text="artifact chunk")
     expect(chunks).to_have_count(4)  # the first section opened it, four were appended
     page.click("button[data-view=wire-view]")
-    expect(page.locator(".wire.request").last).to_contain_text("gRPC SendStreamingMessage")
+    expect(page.locator(".wire.request").last).to_contain_text(
+        "gRPC /lf.a2a.v1.A2AService/SendStreamingMessage"
+    )
     expect(page.locator(".wire.event").filter(has_text="## Conclusion")).to_have_count(1)
+    page.locator(".wire.request summary").last.click()  # opened, as in the docs' picture
+    page.locator(".wire.event summary").last.click()
     screenshot(page, "inspect-wire")
 
 
@@ -134,6 +150,7 @@ def test_the_agents_errors_are_shown_as_it_gave_them(
     error = page.locator(".bubble.error").last
     expect(error).to_contain_text(re.compile("Unauthenticated|Authentication"))
     expect(error).to_contain_text("X-API-Key")
+    expect(page.locator(".wire.response").filter(has_text="401")).to_have_count(1)
     screenshot(page, "inspect-error")
     page.fill("#credentials input[data-scheme=apiKey]", API_KEY)
     page.click("#apply")

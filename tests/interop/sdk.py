@@ -31,7 +31,10 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV = ROOT / ".interop" / "venv"
 SDK1_VERSION = "1.3.0"
 """The a2a-sdk that speaks A2A 1.0 first (and 0.3 as a compatibility layer)."""
-SDK1_REQUIREMENTS = (f"a2a-sdk[http-server,grpc]=={SDK1_VERSION}", "uvicorn[standard]>=0.30")
+SDK1_REQUIREMENTS = (
+    f"a2a-sdk[http-server,grpc,signing]=={SDK1_VERSION}",
+    "uvicorn[standard]>=0.30",
+)
 VENV1 = ROOT / ".interop" / "venv-1"
 PEERS = Path(__file__).resolve().parent / "peers"
 

@@ -154,3 +154,47 @@ def test_each_request_gets_the_base_it_reached_even_when_bases_are_kept() -> Non
         assert request_base(forwarded, {**proxied, "x-forwarded-host": "d.test"}) == "http://d.test"
         assert request_base(forwarded, {"host": "a.test"}) == "http://a.test"
         assert request_base(scope(), proxied) == "http://a.test"  # not forwarded: not believed
+
+
+@pytest.mark.parametrize("secured", [False, True], ids=["schemes-only", "security-required"])
+async def test_a_401_from_the_extended_card_carries_the_cards_challenge(secured: bool) -> None:
+    """RFC 7235 §3.1, spec 4.4: a 401 the extended card's function raises names the
+    card's schemes in WWW-Authenticate, on every HTTP binding and version, as the
+    authentication layer's own 401s do."""
+    from parley.protocol import UnauthenticatedError
+    from parley.server import APIKeyVerifier, CallContext
+    from parley.types import APIKeySecurityScheme, HTTPAuthSecurityScheme
+
+    async def provider(call: CallContext) -> AgentCard:
+        if call.headers.get("authorization") != "Bearer extended":
+            raise UnauthenticatedError("The extended card needs a bearer token")
+        return card(name="secret")
+
+    schemes: dict[str, Any] = {"bearer": HTTPAuthSecurityScheme(scheme="bearer")}
+    options: dict[str, Any] = {}
+    if secured:
+        schemes["apiKey"] = APIKeySecurityScheme(name="X-API-Key", in_="header")
+        options["security"] = {"apiKey": APIKeyVerifier({"alice": "secret"})}
+    public = card(
+        supports_authenticated_extended_card=True,
+        security_schemes=schemes,
+        security=[{"apiKey": []}] if secured else None,
+    )
+    app = create_app(ScriptedAgent(), public, extended_card=provider, **options)
+    expected = (
+        'APIKey realm="a2a", in="header", name="X-API-Key"' if secured else 'Bearer realm="a2a"'
+    )
+    transport = httpx.ASGITransport(app=app)
+    headers = {"X-API-Key": "secret"} if secured else {}
+    async with httpx.AsyncClient(
+        transport=transport, base_url="http://agent.test", headers=headers
+    ) as http:
+        answers = [
+            await http.post("/", json=body("agent/getAuthenticatedExtendedCard")),
+            await http.post("/", json=body("GetExtendedAgentCard"), headers={"A2A-Version": "1.0"}),
+            await http.get("/v1/card"),
+            await http.get("/extendedAgentCard", headers={"A2A-Version": "1.0"}),
+        ]
+    for answer in answers:
+        assert answer.status_code == 401, answer.text
+        assert answer.headers["www-authenticate"] == expected

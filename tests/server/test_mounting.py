@@ -10,6 +10,7 @@ import asyncio
 import threading
 from collections.abc import AsyncIterator
 from datetime import timedelta
+from typing import Any
 
 import httpx
 import pytest
@@ -130,12 +131,15 @@ async def test_an_app_serves_your_own_handler() -> None:
     assert CountingHandler.calls == 1
 
 
-def test_an_own_handler_with_options_of_the_app_is_refused() -> None:
+def test_an_own_handler_with_options_of_the_handler_is_refused() -> None:
     handler = RequestHandler(patient, card())
-    with pytest.raises(TypeError, match="task_store"):
-        A2AApp(handler=handler, task_store=MemoryStore())
-    with pytest.raises(TypeError, match="agent"):
-        A2AApp(patient, handler=handler)
+    options: dict[str, Any] = {"task_store": MemoryStore(), "grpc": None}
+    with pytest.raises(TypeError, match="task_store is the RequestHandler's own"):
+        A2AApp(handler, **options)
+    with pytest.raises(TypeError, match="wrong_name is unknown"):
+        A2AApp(handler, wrong_name=1)  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"create_app\(agent, card"):
+        A2AApp(patient)
 
 
 def test_an_agent_class_instead_of_an_instance_is_refused_at_start_up() -> None:

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 from pydantic import ConfigDict, PrivateAttr
 
+from parley._speedups import enabled
 from parley.types import (
     Artifact,
     Message,
@@ -19,6 +20,8 @@ from parley.types import (
     TextPart,
 )
 from parley.types._base import A2AModel
+
+pytestmark = pytest.mark.skipif(not enabled(), reason="PARLEY_SPEEDUPS=0: the plain path")
 
 
 def _missing(model: Any) -> AttributeError:

@@ -1,5 +1,5 @@
-"""The ``store`` fixture: every Store implementation, each on a real backend; the memory
-store and SQLite both with ``parley._speedups`` and on the plain path (``plain``)."""
+"""The ``store`` fixture: every Store implementation, each on a real backend, each both
+with ``parley._speedups`` and on the plain path (``plain``)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ from tests.stores.databases import postgres_engine, sqlite_url
         "sqlite",
         "sqlite-plain",
         pytest.param("postgresql", marks=pytest.mark.postgres),
+        pytest.param("postgresql-plain", marks=pytest.mark.postgres),
     ]
 )
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:

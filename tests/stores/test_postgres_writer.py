@@ -18,12 +18,13 @@ import pytest
 from sqlalchemy import literal_column, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from parley._speedups import enabled
+from parley._speedups._pg_batch import one_statement
 from parley.server import A2AApp, AgentContext, InputRequired, agent, create_app
 from parley.stores import Lease, LeaseLostError, OutboxEntry, StoredEvent
 from parley.stores._protocols import TaskQuery
 from parley.stores.sql import SQLStore
 from parley.stores.sql._group import AppendWrite, SaveWrite
-from parley.stores.sql._pg_batch import one_statement
 from parley.stores.sql._pg_writer import ALONGSIDE, _commit
 from parley.stores.sql._schema import tasks
 from parley.stores.sql._store import _save_values, _touch_values
@@ -297,6 +298,7 @@ async def test_a_batch_of_new_tasks_is_one_statement_that_fails_alone(
 _PARTS = ("events", "saves", "touches", "created", "started")
 
 
+@pytest.mark.skipif(not enabled(), reason="PARLEY_SPEEDUPS=0: no one-statement batch")
 @pytest.mark.parametrize(
     "parts",
     list(itertools.product((False, True), repeat=len(_PARTS)))[1:],

@@ -14,6 +14,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 
 
 @dataclass
@@ -36,27 +37,30 @@ class Recording:
         found = self.exporter.get_finished_spans()
         return [span for span in found if name is None or span.name == name]
 
-    def span(self, name: str, **attributes: Any) -> ReadableSpan:
-        """The one finished span called ``name`` with these attributes (``a2a_task_id``
-        for ``a2a.task.id``: underscores for dots)."""
+    def span(self, name: str, kind: SpanKind | None = None, **attributes: Any) -> ReadableSpan:
+        """The one finished span called ``name`` (of ``kind``) with these attributes
+        (``a2a_task_id`` for ``a2a.task.id``: underscores for dots)."""
         wanted = {key.replace("_", "."): value for key, value in attributes.items()}
         found = [
             span
             for span in self.spans(name)
             if all((span.attributes or {}).get(key) == value for key, value in wanted.items())
+            and (kind is None or span.kind is kind)
         ]
         assert len(found) == 1, (name, wanted, [s.attributes for s in self.spans(name)])
         return found[0]
 
-    async def finished(self, name: str, **attributes: Any) -> ReadableSpan:
+    async def finished(
+        self, name: str, kind: SpanKind | None = None, **attributes: Any
+    ) -> ReadableSpan:
         """``span``, once it has ended: a server may end a span a moment after the
         client read the answer (the last event of a stream)."""
         for _ in range(500):
             try:
-                return self.span(name, **attributes)
+                return self.span(name, kind, **attributes)
             except AssertionError:
                 await asyncio.sleep(0.01)
-        return self.span(name, **attributes)
+        return self.span(name, kind, **attributes)
 
     def children(self, parent: ReadableSpan) -> list[ReadableSpan]:
         span_id = parent.context.span_id

@@ -7,6 +7,9 @@ and each piece sits behind one narrow entry:
 - ``encode_task(task, version)``: a task's wire JSON for a protocol version, or ``None``
   (decline: the caller serialises it the plain way). v0.3's writer and its kept JSON
   are ``_v03_json``, v1.0's ``_v1_json``.
+- ``encode_chunk(event)``: a plain text chunk's v0.3 JSON, or ``None``; and
+  ``built_text_chunk(...)``: a text chunk's event made without validating, or ``None``
+  (``_chunks``; the plain way is ``types.text_chunk``, which validates).
 - ``read_models_plainly()``: attribute reads and enum values of the wire models without
   pydantic's and ``Enum``'s Python-level hooks (``_getattr``), called once by
   ``parley.protocol``.
@@ -28,13 +31,21 @@ from __future__ import annotations
 import os
 
 from parley._speedups import _switch
+from parley._speedups._chunks import built_text_chunk, chunk_json
 from parley._speedups._getattr import read_models_plainly
 from parley._speedups._switch import enabled, use
 from parley._speedups._v03_json import task_json
 from parley._speedups._v1_json import NOT_WRITTEN, written_task
-from parley.types import Task
+from parley.types import Task, TaskArtifactUpdateEvent
 
-__all__ = ["enabled", "encode_task", "read_models_plainly", "use"]
+__all__ = [
+    "built_text_chunk",
+    "enabled",
+    "encode_chunk",
+    "encode_task",
+    "read_models_plainly",
+    "use",
+]
 
 _switch.on = os.environ.get("PARLEY_SPEEDUPS", "1") not in ("0", "false", "off", "no")
 
@@ -52,3 +63,9 @@ def encode_task(task: Task, version: str, head: str = "") -> bytes | None:
         return written_task(task, head)
     except NOT_WRITTEN:  # a value the writer writes, or refuses, itself
         return None
+
+
+def encode_chunk(event: TaskArtifactUpdateEvent) -> bytes | None:
+    """A plain text chunk's v0.3 wire JSON (one text part, an id, maybe a name, flags),
+    or ``None``: the caller serialises it the plain way."""
+    return chunk_json(event) if _switch.on else None

@@ -11,6 +11,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from enum import IntEnum
+from pathlib import Path
 from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
@@ -129,6 +130,7 @@ class Connection:
     ) -> None:
         self.url = url
         self.tenant = tenant
+        check_url(url)
         if transport is not None and transport.lower() not in ("jsonrpc", "grpc", "rest"):
             fail(
                 ExitCode.usage,
@@ -277,6 +279,17 @@ _HOW_TO_SERVE = {
     "or leave out --transport",
     "jsonrpc": "Leave out --transport to use what the agent offers",
 }
+
+
+def check_url(url: str) -> None:
+    """Refuse a ``URL`` that is neither a URL nor a card file there is, suggesting the URL
+    that was likely meant (``127.0.0.1:8000`` -> ``http://127.0.0.1:8000``)."""
+    if "://" in url or Path(url).exists():
+        return
+    fail(
+        ExitCode.usage,
+        f"{url} is not a URL, and there is no card file of that name: did you mean http://{url} ?",
+    )
 
 
 def check_protocol(protocol: str | None) -> None:

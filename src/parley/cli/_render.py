@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
+from rich.text import Text
 
 from parley.protocol import is_terminal
 from parley.types import (
@@ -46,22 +48,22 @@ STATE_STYLE = {
 
 def show_card(console: Console, card: AgentCard, warnings: list[str]) -> None:
     grid = Table.grid(padding=(0, 2))
-    grid.add_row("[bold]url[/]", f"{card.url} ({card.preferred_transport})")
-    for interface in card.additional_interfaces or ():
-        if (interface.url, interface.transport) != (card.url, card.preferred_transport):
-            grid.add_row("", f"{interface.url} ({interface.transport})")
-    grid.add_row("[bold]version[/]", f"{card.version} (A2A {card.protocol_version})")
+    grid.add_row("[bold]description[/]", Text(card.description))
+    for n, (version, binding, url) in enumerate(interfaces(card)):
+        grid.add_row("[bold]interfaces[/]" if n == 0 else "", f"A2A {version} {binding:<9} {url}")
+    grid.add_row("[bold]version[/]", card.version)
     caps = card.capabilities
+    extended = bool(card.supports_authenticated_extended_card or caps.extended_agent_card)
     grid.add_row(
         "[bold]capabilities[/]",
         f"streaming={bool(caps.streaming)} pushNotifications={bool(caps.push_notifications)}"
-        f" extendedCard={bool(card.supports_authenticated_extended_card)}",
+        f" extendedCard={extended}",
     )
     if card.security_schemes:
         grid.add_row("[bold]security[/]", ", ".join(card.security_schemes))
     grid.add_row("[bold]input[/]", ", ".join(card.default_input_modes))
     grid.add_row("[bold]output[/]", ", ".join(card.default_output_modes))
-    console.print(Panel(grid, title=f"[bold]{card.name}[/]", subtitle=card.description))
+    console.print(Panel(grid, title=f"[bold]{escape(card.name)}[/]"))
     if card.skills:
         skills = Table("skill", "description", "examples", show_lines=False)
         for skill in card.skills:
@@ -69,6 +71,25 @@ def show_card(console: Console, card: AgentCard, warnings: list[str]) -> None:
         console.print(skills)
     for warning in warnings:
         console.print(f"[yellow]warning:[/] {warning}")
+
+
+def interfaces(card: AgentCard) -> list[tuple[str, str, str]]:
+    """Every (A2A version, binding, URL) the card offers, newest version first: its
+    v1.0 ``supportedInterfaces`` and its v0.3 ``url`` and ``additionalInterfaces``."""
+    v03 = ".".join(card.protocol_version.split(".")[:2])
+    found = [
+        (i.protocol_version, i.protocol_binding, i.url) for i in card.supported_interfaces or ()
+    ]
+    found.append((v03, card.preferred_transport, card.url))
+    found += [(v03, i.transport, i.url) for i in card.additional_interfaces or ()]
+    unique: dict[tuple[str, str, str], tuple[str, str, str]] = {}
+    for version, binding, url in found:  # the same URL with or without its final "/"
+        unique.setdefault((version, binding, url.rstrip("/")), (version, binding, url))
+    return sorted(unique.values(), key=_newest_first)
+
+
+def _newest_first(interface: tuple[str, str, str]) -> tuple[int, ...]:
+    return tuple(-int(n) for n in interface[0].split(".") if n.isdigit())
 
 
 def state_line(state: TaskState) -> str:
@@ -109,20 +130,35 @@ def show_artifact(console: Console, artifact: Artifact, save_dir: Path) -> None:
 
 
 def show_parts(console: Console, parts: list[Part], save_dir: Path, *, end: str = "\n") -> None:
+    """Parts in order; text parts next to each other are one text (an artifact's
+    appended chunks), with no line added between them."""
+    texts: list[str] = []
     for part in parts:
         if isinstance(part, TextPart):
-            console.print(part.text, end=end, markup=False, highlight=False)
-        elif isinstance(part, DataPart):
+            texts.append(part.text)
+            continue
+        _show_text(console, texts, end)
+        if isinstance(part, DataPart):
             show_data(console, part.data)
         elif isinstance(part, FilePart):
             console.print(save_file(part, save_dir))
+    _show_text(console, texts, end)
+
+
+def _show_text(console: Console, texts: list[str], end: str) -> None:
+    if texts:
+        text = "".join(texts)
+        console.print(text.rstrip("\n") if end else text, end=end, markup=False, highlight=False)
+        texts.clear()
 
 
 def show_data(console: Console, data: dict[str, Any]) -> None:
+    """A flat object as a table, rows in key order (an object's order does not survive
+    every binding: protobuf's Struct is a map); anything else as indented JSON."""
     if data and all(not isinstance(v, dict | list) for v in data.values()):
         table = Table("field", "value")
-        for key, value in data.items():
-            table.add_row(str(key), str(value))
+        for key in sorted(data):
+            table.add_row(str(key), str(data[key]))
         console.print(table)
     else:
         console.print(Syntax(json.dumps(data, indent=2), "json", theme="ansi_dark"))
@@ -147,6 +183,15 @@ def save_file(part: FilePart, save_dir: Path) -> str:
     return f"file {name} saved to {target} ({len(content)} bytes)"
 
 
+def show_status(console: Console, state: TaskState, parts: list[Part], save_dir: Path) -> None:
+    """A status and its message: the state, then the message's text on the same line,
+    wrapped at words as one paragraph; its other parts after it."""
+    text = "".join(p.text for p in parts if isinstance(p, TextPart)).strip()
+    style = STATE_STYLE.get(state, "blue")
+    console.print(Text.assemble((state.value, style), ": ", text))
+    show_parts(console, [p for p in parts if not isinstance(p, TextPart)], save_dir)
+
+
 def show_event(console: Console, event: Event, save_dir: Path, *, line_open: bool) -> bool:
     """One streamed event, as a person wants to see it arrive. ``line_open``: the last
     output left a line unfinished (text chunks print inline); returns whether it still
@@ -168,8 +213,7 @@ def show_event(console: Console, event: Event, save_dir: Path, *, line_open: boo
             return line_open
         _end_line(console, line_open)
         console.print()
-        console.print(f"{state_line(event.status.state)}: ", end="")
-        show_parts(console, event.status.message.parts, save_dir)
+        show_status(console, event.status.state, event.status.message.parts, save_dir)
     elif isinstance(event, Message):
         _end_line(console, line_open)
         show_parts(console, event.parts, save_dir)

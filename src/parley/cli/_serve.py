@@ -30,6 +30,7 @@ from uvicorn.config import LOG_LEVELS
 from parley.cli._common import bound_listener
 from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
 from parley.cli._deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DeadlineConfig
+from parley.cli._observe import LogFormat, observe, uvicorn_log_config
 from parley.cli._stopping import DEFAULT_GRACE, StoppingServer
 from parley.server import (
     A2AApp,
@@ -67,6 +68,7 @@ def uvicorn_config(
     log_level: str,
     head_timeout: float = DEFAULT_HEAD_TIMEOUT,
     body_timeout: float = DEFAULT_BODY_TIMEOUT,
+    log_format: LogFormat = LogFormat.text,
 ) -> DeadlineConfig:
     """uvicorn's settings for ``parley serve``.
 
@@ -84,6 +86,7 @@ def uvicorn_config(
         body_timeout=body_timeout,
         log_level=log_level,
         access_log=level <= logging.INFO,
+        log_config=uvicorn_log_config(log_format),
         lifespan="off",
         proxy_headers=False,
     )
@@ -102,6 +105,21 @@ def serve(
         int, typer.Option(help="Port to listen on; 0: a free one, shown in the first line.")
     ] = 8000,
     log_level: Annotated[str, typer.Option(help="uvicorn log level.")] = "warning",
+    log_format: Annotated[
+        LogFormat,
+        typer.Option(
+            help="text, or json: one JSON object a line (with trace_id and span_id while "
+            "a span is active), for log pipelines."
+        ),
+    ] = LogFormat.text,
+    otel_console: Annotated[
+        bool,
+        typer.Option(
+            help="Print spans and metrics to stdout (development). OTEL_* environment "
+            "variables configure the rest (docs/observability.md); needs "
+            "parley-a2a\\[telemetry].",
+        ),
+    ] = False,
     db: Annotated[
         str | None,
         typer.Option(
@@ -196,6 +214,10 @@ def serve(
 ) -> None:
     """Serve an A2A agent over HTTP (JSON-RPC, and HTTP+JSON with parley\\[grpc]) and
     optionally gRPC, with its card at /.well-known/agent-card.json."""
+    try:
+        observe(log_format, log_level, otel_console)
+    except RuntimeError as error:
+        _fail(str(error))
     options = _push_options(allow_push_to or [], signing_key or [])
     options.update(_sharing_options(bus, lease_ttl))
     app, opened = _load(agent, db, options, _api_keys(api_key or []))
@@ -207,7 +229,7 @@ def serve(
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
     listener = bound_listener(host, port)
-    config = uvicorn_config(app, log_level, timeout_request_head, timeout_request_body)
+    config = uvicorn_config(app, log_level, timeout_request_head, timeout_request_body, log_format)
     server = StoppingServer(config, timeout_graceful_shutdown, _say)
     with (
         suppress(KeyboardInterrupt),  # Ctrl-C before the signals are taken: nothing runs yet
@@ -363,6 +385,11 @@ def _load(
         if options or keys:
             _fail(f"{target} is a built A2AApp: give it push settings, keys and its bus in code")
         return value, None
+    if isinstance(value, AgentCard):
+        _fail(
+            f"{target} is the card: name the agent beside it (module:agent, an "
+            "AgentExecutor instance or an @agent function; its card is read from `card`)"
+        )
     card: Any = getattr(module, "card", None)
     if not isinstance(card, AgentCard):
         _fail(f"{target} is an agent, but {module.__name__!r} defines no `card` (an AgentCard)")

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
 import mimetypes
-from collections.abc import AsyncGenerator
 from pathlib import Path
 from typing import Annotated
 
 import httpx
 import typer
-from rich.status import Status
 
 from parley.cli._common import (
     URL,
@@ -27,20 +24,20 @@ from parley.cli._common import (
     print_json,
     run,
 )
+from parley.cli._follow import follow, goes_on, watch
 from parley.cli._render import (
     show_card,
-    show_event,
     show_history,
     show_result,
     show_task,
     task_line,
 )
-from parley.client import AgentKeys, CardVerifier, TaskTracker, card_warnings, fetch_card
+from parley.client import AgentKeys, CardVerifier, Client, card_warnings, fetch_card
 from parley.client._card_verify import POLICIES
 from parley.protocol import TERMINAL_STATES
 from parley.types import (
+    AgentCard,
     DataPart,
-    Event,
     FilePart,
     FileWithBytes,
     Part,
@@ -87,6 +84,7 @@ def card(
     async def action() -> None:
         if extended:
             async with connection.open() as client:
+                declares_extended(client.card)
                 agent_card = await client.get_extended_card()
         else:
             tls = connection.tls
@@ -104,6 +102,22 @@ def card(
             err.print(f"signature: {found.status}{signer}")
 
     run(action)
+
+
+def declares_extended(public: AgentCard | None) -> None:
+    """Refuse ``--extended`` for an agent whose card declares no extended card (asking
+    would meet its credential check, or an error that says less)."""
+    if public is None:
+        return
+    declared = (
+        public.supports_authenticated_extended_card or public.capabilities.extended_agent_card
+    )
+    if not declared:
+        fail(
+            ExitCode.agent_error,
+            f"{public.name} has no extended card (its card does not declare one): "
+            "parley card without --extended shows the card there is",
+        )
 
 
 def card_verifier(url: str, trusted_jwks: str | None, policy: str) -> CardVerifier:
@@ -162,7 +176,13 @@ def send(
                 events = client.stream_message(
                     parts, context_id=context, task_id=task, push_notification_config=push
                 )
-                return await follow(events, json_output, save_dir)
+                return await follow(events, json_output, save_dir, on_stop=goes_on(url))
+            if _watchable(client, no_wait, json_output):
+                continued = None if task is None else await client.get_task(task)
+                events = client.stream_message(
+                    parts, context_id=context, task_id=task, push_notification_config=push
+                )
+                return await watch(events, save_dir, goes_on(url), continued)
             result = await client.send_message(
                 parts,
                 context_id=context,
@@ -240,46 +260,19 @@ def resubscribe(
 
     async def action() -> TaskState | None:
         async with connection.open() as client:
-            return await follow(client.resubscribe(task_id), json_output, save_dir)
+            events = client.resubscribe(task_id)
+            return await follow(events, json_output, save_dir, on_stop=goes_on(url))
 
     finish(run(action))
 
 
-async def follow(
-    events: AsyncGenerator[Event, None],
-    json_output: bool,
-    save_dir: Path,
-    tracker: TaskTracker | None = None,
-) -> TaskState | None:
-    """Print a stream's events as they come, with a spinner showing the task's state,
-    then the task's final line (unless the stream's last event was the whole task)."""
-    tracker = tracker or TaskTracker()
-    last: Event | None = None
-    async with (
-        contextlib.aclosing(events) as events,
-        contextlib.aclosing(tracker.follow(events)) as followed,
-    ):
-        if json_output:
-            async for event in followed:
-                print_json(event)
-            return tracker.state
-        line_open = False
-        with Status("waiting for the agent...", console=err, spinner="dots") as status:
-            async for last in followed:
-                if tracker.state is not None:
-                    status.update(f"task {tracker.state.value}...")
-                # The spinner redraws its own line: never while a line of the answer is
-                # open on the terminal, or it erases it (stdout and stderr share a screen).
-                status.stop()
-                line_open = show_event(out, last, save_dir, line_open=line_open)
-                if not line_open:
-                    status.start()
-        if line_open:
-            out.print()
-    if tracker.task is not None and tracker.state is not None and not isinstance(last, Task):
-        out.print()
-        out.print(task_line(tracker.task.id, tracker.state))
-    return tracker.state
+def _watchable(client: Client, no_wait: bool, json_output: bool) -> bool:
+    """Whether a plain ``send`` shows the task's progress while it waits: for a person
+    at a terminal, from an agent that streams (it is asked for the stream, and shows
+    the same answer at its end)."""
+    card = client.card
+    streams = card is not None and bool(card.capabilities.streaming)
+    return streams and out.is_terminal and not (no_wait or json_output)
 
 
 def finish(state: TaskState | None) -> None:

@@ -73,6 +73,12 @@ class ClientConfig:
     """The ``tenant`` to send in every v1.0 request (v1.0.1 §8.3.2) instead of the
     selected interface's; ``None``: the interface's, if it has one. A v0.3 request has
     no tenant."""
+    tracer_provider: Any = None
+    """Where the client's spans go (an OpenTelemetry ``TracerProvider``); ``None``: the
+    global one, when set (docs/observability.md)."""
+    meter_provider: Any = None
+    """Where the client's metrics go (an OpenTelemetry ``MeterProvider``); ``None``: the
+    global one, when set."""
 
 
 class ClientFactory:
@@ -123,6 +129,8 @@ class ClientFactory:
             extensions=config.extensions,
             max_resumes=config.max_resumes,
             resume_window=config.resume_window,
+            tracer_provider=config.tracer_provider,
+            meter_provider=config.meter_provider,
         )
 
     async def connect(self, source: str | AgentCard) -> Client:

@@ -8,6 +8,10 @@ extra); its page is plain HTML, CSS and JavaScript shipped in the package, with 
 to build and nothing fetched from the network.
 """
 
+from parley._extras import require
+
+require("server", "parley inspect")
+
 from parley.inspect._app import create_inspector_app
 
 __all__ = ["create_inspector_app"]

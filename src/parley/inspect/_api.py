@@ -1,6 +1,6 @@
-"""The JSON API the page calls: read a card, connect, send (streamed back as NDJSON, one
-event a line, as it arrives), resubscribe, cancel, get a task, and the live feed of the
-wire log and push notifications (server-sent events).
+"""The JSON API the page calls: read a card, run its checks, connect, send (streamed back
+as NDJSON, one event a line, as it arrives), resubscribe, cancel, and the live feed of
+the wire log and push notifications (server-sent events).
 
 Every agent call goes through the connection's parley ``Client``; an error the agent
 gave is passed on as it gave it (its class, code, message and data).
@@ -14,12 +14,14 @@ import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from parley.client import ClientCallContext, user_message
-from parley.inspect._card import card_view
+from parley.inspect._card import card_view, conformance
 from parley.inspect._session import Choice, Connection, Connections
 from parley.protocol import BY_NAME, A2AError
 from parley.types import (
@@ -53,12 +55,13 @@ def endpoint(handler: Callable[[Request, dict[str, Any]], Awaitable[Response]]) 
 
     async def run(request: Request) -> Response:
         try:
-            body = await request.json() if request.method == "POST" else {}
+            body = await request.json()
+        except ValueError:
+            return _refused(BadRequest("the body is not JSON"))
+        try:
             if not isinstance(body, dict):
                 raise BadRequest("the body must be a JSON object")
             return await handler(request, body)
-        except ValueError:
-            return _refused(BadRequest("the body is not JSON"))
         except BadRequest as error:
             return _refused(error)
 
@@ -111,6 +114,12 @@ class API:
         url = str(_text(body, "url")).strip()
         if not url.startswith(("http://", "https://")):
             raise BadRequest("the agent's URL must start with http:// or https://")
+        try:
+            host = httpx.URL(url).host and urlsplit(url).hostname
+        except ValueError as error:  # httpx.InvalidURL too
+            raise BadRequest(f"{url} is not a URL: {error}") from None
+        if not host:
+            raise BadRequest(f"{url} is not a URL: it names no host")
         protocol = _text(body, "protocol", required=False)
         previous = _text(body, "previous", required=False)
         if previous is not None:  # the page connects anew: the old connection is done
@@ -122,6 +131,9 @@ class API:
         except A2AError as error:
             return JSONResponse({"id": connection.id, "error": error_json(error)})
         return JSONResponse({"id": connection.id, **card_view(connection)})
+
+    async def checks(self, request: Request, body: dict[str, Any]) -> Response:
+        return JSONResponse(await conformance(self.connection(body)))
 
     async def connect(self, request: Request, body: dict[str, Any]) -> Response:
         connection = self.connection(body)
@@ -162,7 +174,7 @@ class API:
             configuration=MessageSendConfiguration(blocking=True, push_notification_config=push),
         )
         if not streaming:
-            return _lines(_answer(client.call(BY_NAME["send_message"], params)))
+            return _lines(_answer(lambda: client.call(BY_NAME["send_message"], params)))
         return _lines(_events(client.stream(BY_NAME["stream_message"], params)))
 
     async def resubscribe(self, request: Request, body: dict[str, Any]) -> Response:
@@ -178,10 +190,6 @@ class API:
     async def cancel(self, request: Request, body: dict[str, Any]) -> Response:
         client = _client(self.connection(body))
         return await _one(client.cancel_task(str(_text(body, "taskId"))))
-
-    async def get(self, request: Request, body: dict[str, Any]) -> Response:
-        client = _client(self.connection(body))
-        return await _one(client.get_task(str(_text(body, "taskId"))))
 
     async def feed(self, request: Request) -> Response:
         try:
@@ -221,12 +229,11 @@ def _parts(body: dict[str, Any]) -> list[Part]:
             base64.b64decode(file["bytes"], validate=True)
         except (binascii.Error, ValueError):
             raise BadRequest(f"the bytes of {file.get('name')!r} are not base64") from None
+        name, mime_type = file.get("name"), file.get("mimeType")
+        if not all(isinstance(value, str | None) for value in (name, mime_type)):
+            raise BadRequest("a file's name and mimeType must be strings")
         parts.append(
-            FilePart(
-                file=FileWithBytes(
-                    bytes=file["bytes"], name=file.get("name"), mime_type=file.get("mimeType")
-                )
-            )
+            FilePart(file=FileWithBytes(bytes=file["bytes"], name=name, mime_type=mime_type))
         )
     if not parts:
         raise BadRequest("the message is empty: give text or a file")
@@ -256,9 +263,9 @@ async def _events(stream: AsyncIterator[Any]) -> AsyncIterator[dict[str, Any]]:
     yield {"type": "end", "time": time.time()}
 
 
-async def _answer(call: Awaitable[Any]) -> AsyncIterator[dict[str, Any]]:
+async def _answer(call: Callable[[], Awaitable[Any]]) -> AsyncIterator[dict[str, Any]]:
     try:
-        result = await call
+        result = await call()
     except A2AError as error:
         yield {"type": "error", "time": time.time(), "error": error_json(error)}
         return

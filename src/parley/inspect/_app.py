@@ -39,11 +39,11 @@ def create_inspector_app(token: str, hosts: Collection[str] = (), *, port: int =
     routes = [
         Route("/", page),
         Route("/api/card", endpoint(api.card), methods=["POST"]),
+        Route("/api/checks", endpoint(api.checks), methods=["POST"]),
         Route("/api/connect", endpoint(api.connect), methods=["POST"]),
         Route("/api/send", endpoint(api.send), methods=["POST"]),
         Route("/api/resubscribe", endpoint(api.resubscribe), methods=["POST"]),
         Route("/api/cancel", endpoint(api.cancel), methods=["POST"]),
-        Route("/api/get", endpoint(api.get), methods=["POST"]),
         Route("/api/feed/{id}", api.feed),
         Route("/push/{id}", _PushRoute(connections), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC)),

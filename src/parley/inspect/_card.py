@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from parley.client import card_problems, card_warnings
+from parley import check
+from parley.client import card_warnings
 from parley.types import (
     AgentCard,
     APIKeySecurityScheme,
@@ -19,6 +20,17 @@ from parley.types import (
 if TYPE_CHECKING:
     from parley.inspect._session import Connection
 
+CHECKS_TIMEOUT = 60.0
+"""Seconds the card checks may take in all (each is bounded on its own too)."""
+
+
+def agent_base(url: str) -> str:
+    """The agent's base URL: ``url``, less the card's path when it names the card."""
+    for path in ("/.well-known/agent-card.json", "/.well-known/agent.json"):
+        if url.endswith(path):
+            return url.removesuffix(path)
+    return url
+
 
 def card_view(connection: Connection) -> dict[str, Any]:
     """The card of an opened connection, as the page renders it."""
@@ -28,18 +40,29 @@ def card_view(connection: Connection) -> dict[str, Any]:
         "card": json.loads(card.to_json()),
         "raw": connection.raw_card,
         "signature": connection.signature,
-        "checks": card_checks(card),
+        "advice": card_advice(card),
         "options": connection.options(),
         "schemes": schemes(card),
         "pushUrl": f"/push/{connection.id}",
     }
 
 
-def card_checks(card: AgentCard) -> list[dict[str, str]]:
-    """The card's breaches of the specification's MUSTs (errors) and SHOULDs (warnings)."""
-    found = [{"level": "error", "text": text} for text in card_problems(card)]
-    found += [{"level": "warning", "text": text} for text in card_warnings(card)]
-    return found
+def card_advice(card: AgentCard) -> list[dict[str, str]]:
+    """Advice the card does not follow, seen in the card alone (a card that breaks a
+    MUST is refused before it gets here); ``conformance`` runs the full checks."""
+    return [{"level": "warning", "text": text} for text in card_warnings(card)]
+
+
+async def conformance(connection: Connection) -> dict[str, Any]:
+    """The card checks of ``parley check`` (``parley.check``, area ``card``) run on the
+    agent, with the connection's credentials; its report as JSON."""
+    report = await check.run(
+        agent_base(connection.url),
+        interceptors=connection.interceptors(),
+        only=["card"],
+        overall_timeout=CHECKS_TIMEOUT,
+    )
+    return check.as_json(report)
 
 
 def schemes(card: AgentCard) -> list[dict[str, Any]]:

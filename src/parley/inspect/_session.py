@@ -13,7 +13,7 @@ import json
 import secrets
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import httpx
@@ -32,9 +32,12 @@ from parley.client import (
     candidate_interfaces,
     fetch_card,
 )
-from parley.inspect._wire import GRPCRecorder, RecordingTransport, WireLog
+from parley.inspect._wire import RecordingTransport, WireLog
 from parley.protocol import SUPPORTED_VERSIONS, A2AError
 from parley.types import AgentCard
+
+if TYPE_CHECKING:
+    from parley.inspect._grpc_wire import GRPCSession
 
 EARLY = "2025-early"
 
@@ -67,6 +70,7 @@ class Connection:
         self.raw_card: dict[str, Any] | None = None
         self.signature: dict[str, Any] = {}
         self.client: Client | None = None
+        self._grpc: GRPCSession | None = None
         self.choice = Choice()
 
     async def open(self) -> None:
@@ -104,18 +108,18 @@ class Connection:
         """Make the client for ``choice``; returns the interface it talks to. Raises
         ``ClientError`` when the card offers nothing for it."""
         assert self.card is not None
-        interceptors: list[ClientInterceptor] = [
-            CredentialsAuth(StaticCredentials({k: v for k, v in choice.credentials.items() if v}))
-        ]
-        grpc = (choice.transport or "").upper() == "GRPC"
-        if grpc:
-            target = next((o["url"] for o in self.options() if o["transport"] == "GRPC"), self.url)
-            interceptors.append(GRPCRecorder(self.wire, target))
+        if (choice.transport or "").upper() == "GRPC":
+            from parley.inspect._grpc_wire import grpc_session
+
+            session = grpc_session(self.card, choice.protocol, self.wire, self.interceptors(choice))
+            await self.close_client()
+            self.client, self._grpc, self.choice = session.client, session, choice
+            return session.interface
         config = ClientConfig(
             transports=[choice.transport] if choice.transport else None,
             protocol=choice.protocol,
             http_client=self.http,
-            interceptors=interceptors,
+            interceptors=self.interceptors(choice),
             extended_card=False,
         )
         client = ClientFactory(config).create(self.card)
@@ -129,6 +133,12 @@ class Connection:
             "transport": interface.transport,
             "url": interface.url,
         }
+
+    def interceptors(self, choice: Choice | None = None) -> list[ClientInterceptor]:
+        """What puts the credentials of ``choice`` (default: the one in use) on a call."""
+        credentials = (choice or self.choice).credentials
+        given = {name: value for name, value in credentials.items() if value}
+        return [CredentialsAuth(StaticCredentials(given))]
 
     async def _notified(self, notification: PushNotification) -> None:
         self.wire.add(
@@ -167,8 +177,10 @@ class Connection:
             )
 
     async def close_client(self) -> None:
-        if self.client is not None:
-            client, self.client = self.client, None
+        client, grpc, self.client, self._grpc = self.client, self._grpc, None, None
+        if grpc is not None:  # the client, and the channel made for it
+            await grpc.aclose()
+        elif client is not None:
             await client.aclose()
 
     async def aclose(self) -> None:

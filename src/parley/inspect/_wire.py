@@ -4,13 +4,11 @@ stream event, exactly as they went over the wire, in order.
 HTTP bindings (JSON-RPC, HTTP+JSON, the card and key fetches) are recorded by an httpx
 transport wrapped around the real one: the request's bytes as sent, the answer's status
 and headers as soon as they arrive, then its body, or for an event stream each event as
-it arrives. gRPC has no HTTP body to show, so a client interceptor records each call's
-params, answers and events as the client gave and got them.
+it arrives. gRPC calls are recorded by the channel's interceptors (``_grpc_wire``).
 """
 
 from __future__ import annotations
 
-import json
 import shlex
 import time
 from collections import deque
@@ -20,9 +18,6 @@ from typing import Any
 import anyio
 import httpx
 from anyio.streams.memory import MemoryObjectSendStream
-
-from parley.client import ClientCall, ClientInterceptor
-from parley.protocol import A2AError
 
 _STREAMED = "text/event-stream"
 _FEED_BUFFER = 1024
@@ -166,45 +161,6 @@ class _RecordedBody(httpx.AsyncByteStream):
             self.done = True
             self.log.add("end", of=self.of, note="closed by the client")
         await self.inner.aclose()
-
-
-class GRPCRecorder(ClientInterceptor):
-    """Records gRPC calls as the client makes them: the method and its params, then each
-    answer or event, or the error."""
-
-    def __init__(self, log: WireLog, target: str) -> None:
-        self.log = log
-        self.target = target
-        self._calls: dict[int, int] = {}
-
-    async def before(self, call: ClientCall) -> None:
-        self._calls[id(call)] = self.log.add(
-            "request",
-            binding="grpc",
-            method=call.operation.grpc_method or call.operation.name,
-            url=self.target,
-            headers=dict(call.context.headers),
-            body=_model(call.params),
-        )
-
-    async def after(self, call: ClientCall, result: Any) -> None:
-        of = self._calls.get(id(call))
-        kind = "event" if call.operation.streaming else "body"
-        self.log.add(kind, of=of, body=_model(result))
-        if not call.operation.streaming:
-            self._calls.pop(id(call), None)
-
-    async def failed(self, call: ClientCall, error: A2AError) -> None:
-        of = self._calls.pop(id(call), None)
-        self.log.add("failure", of=of, error=f"{type(error).__name__}: {error.message}")
-
-
-def _model(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, list):
-        return json.dumps([json.loads(item.to_json()) for item in value], indent=2)
-    return json.dumps(json.loads(value.to_json()), indent=2)
 
 
 def _text(body: bytes) -> str:

@@ -2,8 +2,14 @@
 
 The payload is the card's JSON without ``signatures``, in the canonical form of RFC 8785
 (JCS: sorted keys, no spaces, one spelling per number), so any party that holds the same
-card computes the same bytes. Each signature is the JSON serialisation of a JWS with a
-detached payload (RFC 7515 appendix F): ``protected`` (base64url of the header: ``alg``,
+card computes the same bytes. Readers differ in what they hold: v1.0.1 §8.4.1 keeps the
+card as written (every member present in it, empty ones included), while the official
+SDK leaves out empty strings, lists and objects before canonicalizing. Both are
+canonical forms of the card (``canonical_forms``): a card is signed over each (once when
+they are the same) and verifies over either.
+
+Each signature is the JSON serialisation of a JWS with a detached payload (RFC 7515
+appendix F): ``protected`` (base64url of the header: ``alg``,
 ``kid``, ``typ``) and ``signature``; the payload is the card itself. A card may carry
 several, e.g. by the old and the new key while keys rotate; it verifies when one of them
 does with a trusted key.
@@ -15,7 +21,7 @@ from __future__ import annotations
 
 import json
 from base64 import urlsafe_b64decode
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import jwt
@@ -30,17 +36,57 @@ class CardSignatureError(ValueError):
 
 def canonical_card(card: Mapping[str, Any]) -> bytes:
     """The bytes a card signature covers: the card's JSON, less ``signatures``, per JCS."""
-    return rfc8785.dumps({name: value for name, value in card.items() if name != "signatures"})
+    return rfc8785.dumps(_unsigned(card))
+
+
+def canonical_forms(card: Mapping[str, Any]) -> list[bytes]:
+    """Every form a reader may canonicalize ``card`` to: as written (``canonical_card``),
+    then without its empty strings, lists and objects, when that differs."""
+    written = canonical_card(card)
+    pruned = rfc8785.dumps(_without_empty(_unsigned(card)) or {})
+    return [written] if pruned == written else [written, pruned]
+
+
+def _unsigned(card: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: value for name, value in card.items() if name != "signatures"}
+
+
+def _without_empty(value: Any) -> Any:
+    """``value`` less every empty string, list and object, at any depth (``None`` when
+    nothing is left)."""
+    if isinstance(value, dict):
+        kept = {k: v for k, item in value.items() if (v := _without_empty(item)) is not None}
+        return kept or None
+    if isinstance(value, list):
+        items = [v for item in value if (v := _without_empty(item)) is not None]
+        return items or None
+    return None if value == "" else value
 
 
 def sign_card(
     card: Mapping[str, Any], key: Any, key_id: str, algorithm: str, **header: Any
 ) -> AgentCardSignature:
-    """A signature over ``card`` (its wire JSON) by ``key`` (a private key: PEM or a
-    ``cryptography`` object), whose header names ``key_id`` (``kid``) and any ``header``
-    values (e.g. ``jku``)."""
+    """A signature over ``card`` (its wire JSON) as written (``canonical_card``) by
+    ``key`` (a private key: PEM or a ``cryptography`` object), whose header names
+    ``key_id`` (``kid``) and any ``header`` values (e.g. ``jku``)."""
+    return _sign(canonical_card(card), key, key_id, algorithm, header)
+
+
+def sign_card_forms(
+    cards: Iterable[Mapping[str, Any]], key: Any, key_id: str, algorithm: str, **header: Any
+) -> list[AgentCardSignature]:
+    """One signature (as ``sign_card``) over each distinct canonical form of each of
+    ``cards``: the forms of one card in the shapes of several versions, so that a reader
+    of any of them verifies it, however it canonicalizes."""
+    payloads = dict.fromkeys(form for card in cards for form in canonical_forms(card))
+    return [_sign(payload, key, key_id, algorithm, header) for payload in payloads]
+
+
+def _sign(
+    payload: bytes, key: Any, key_id: str, algorithm: str, header: Mapping[str, Any]
+) -> AgentCardSignature:
     headers = {"kid": key_id, "typ": "JOSE", **header}
-    compact = jwt.api_jws.encode(canonical_card(card), key, algorithm=algorithm, headers=headers)
+    compact = jwt.api_jws.encode(payload, key, algorithm=algorithm, headers=headers)
     protected, _, signature = compact.split(".")
     return AgentCardSignature(protected=protected, signature=signature)
 
@@ -67,18 +113,18 @@ def verify_card(
     signatures = card.get("signatures") or []
     if not isinstance(signatures, list) or not signatures:
         raise CardSignatureError("the card is not signed")
-    payload = jwt.utils.base64url_encode(canonical_card(card)).decode()
+    payloads = [jwt.utils.base64url_encode(form).decode() for form in canonical_forms(card)]
     reasons: list[str] = []
     for entry in signatures:
         try:
-            return _verify_one(entry, payload, keys, algorithms)
+            return _verify_one(entry, payloads, keys, algorithms)
         except CardSignatureError as error:
             reasons.append(str(error))
     raise CardSignatureError("no signature verifies: " + "; ".join(reasons))
 
 
 def _verify_one(
-    entry: Any, payload: str, keys: Mapping[str, Any], algorithms: list[str] | None
+    entry: Any, payloads: list[str], keys: Mapping[str, Any], algorithms: list[str] | None
 ) -> str:
     header = _header(entry)
     protected, signature = entry["protected"], entry["signature"]
@@ -87,13 +133,16 @@ def _verify_one(
         raise CardSignatureError(f"signed by key {key_id!r}, which is not trusted")
     key = keys[key_id]
     allowed = algorithms or [_algorithm_of(key, header)]
-    try:
-        jwt.api_jws.decode_complete(f"{protected}.{payload}.{signature}", key, algorithms=allowed)
-    except jwt.PyJWTError as error:
-        raise CardSignatureError(
-            f"the signature by key {key_id!r} does not verify ({error})"
-        ) from None
-    return key_id
+    failure: jwt.PyJWTError | None = None
+    for payload in payloads:
+        try:
+            token = f"{protected}.{payload}.{signature}"
+            jwt.api_jws.decode_complete(token, key, algorithms=allowed)
+        except jwt.PyJWTError as error:
+            failure = failure or error
+        else:
+            return key_id
+    raise CardSignatureError(f"the signature by key {key_id!r} does not verify ({failure})")
 
 
 def _header(entry: Any) -> dict[str, Any]:

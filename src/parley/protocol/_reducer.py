@@ -140,4 +140,5 @@ def _shared(artifact: Artifact) -> Artifact:
 
 _get_owned = Artifact.__dict__["_owned"].__get__
 _set_owned = Artifact.__dict__["_owned"].__set__
-"""Set on the copies ``_own`` makes (the slot itself: see ``Task``'s ``_wire``)."""
+"""Set on the copies ``_own`` makes (the slot's descriptor itself: pydantic's
+``__setattr__`` refuses a name it does not know)."""

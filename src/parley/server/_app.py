@@ -3,9 +3,9 @@ server beside them; runs on its own or mounted in Starlette or FastAPI."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any, Unpack
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -13,12 +13,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from parley.protocol._versions import V1_0
 from parley.protocol.early import authentication_of
+from parley.protocol.v1 import card_json_v1
 from parley.server import _gc
 from parley.server._card import (
     FORWARDED,
     CardError,
     CardPublisher,
+    RenderedCard,
     TrustedProxies,
     binding_path,
     card_signer,
@@ -26,35 +29,32 @@ from parley.server._card import (
     resolve_target,
 )
 from parley.server._grpc_options import GRPCOptions
+from parley.server._settings import (
+    AppOptions,
+    ExtendedCard,
+    Serving,
+    ServingOptions,
+    serving,
+    split,
+)
 from parley.server.agent._agent import AgentExecutor
 from parley.server.agent._context import CallContext
-from parley.server.auth._auth import Authenticator, SchemeVerifier
-from parley.server.auth._keys import SigningKeys
+from parley.server.auth._auth import Authenticator, SchemeVerifier, card_challenge
 from parley.server.bindings import JSONRPCBinding
-from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
-from parley.server.bindings._http_auth import AuthenticationLayer
+from parley.server.bindings._http import etag_matches, supported_version_asked
+from parley.server.bindings._http_auth import AuthenticationLayer, Challenging
 from parley.server.bindings._jsonrpc import refusal
-from parley.server.push._configs import PushSettings
-from parley.server.tasks._bus import Bus
 from parley.server.tasks._handler import RequestHandler
-from parley.server.tasks._owners import DEFAULT_LEASE_TTL
-from parley.server.tasks._retention import DEFAULT_RETENTION, Retention
-from parley.stores import Store
 from parley.types import AgentCard, TransportProtocol
-
-if TYPE_CHECKING:
-    from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
 
 AGENT_CARD_PATH = "/.well-known/agent-card.json"
 OLD_AGENT_CARD_PATH = "/.well-known/agent.json"
 JWKS_PATH = "/.well-known/jwks.json"
 
-ExtendedCard = AgentCard | Callable[[CallContext], Awaitable[AgentCard]]
-
 
 class A2AApp:
-    """An A2A agent as an ASGI app (``create_app`` is another name for this class).
+    """An A2A agent as an ASGI app: serves a ``RequestHandler``; ``create_app`` builds one
+    for an agent and its card.
 
     Serves the card at ``/.well-known/agent-card.json`` (and at the older
     ``/.well-known/agent.json``, with 2025-early's ``authentication`` member added), the
@@ -72,11 +72,12 @@ class A2AApp:
     event loop. A card that leaves ``additionalInterfaces`` empty is given one entry per
     binding served.
 
-    ``handler``: serve your own ``RequestHandler`` (a subclass, or one built with
-    options of its own) instead of one built from ``agent``; the agent, card, task
-    store, extended card, retention, signing keys and push settings are then the
-    handler's, and passing them here
-    too is a ``TypeError``. The extended card it serves is completed like the public one.
+    ``A2AApp(handler, **serving)`` serves a ``RequestHandler`` (yours, a subclass, or
+    one built with options of its own): the agent, card, task store, extended card,
+    retention, signing keys and push settings are the handler's, and the keywords here
+    are how the app serves it (``Serving``). ``create_app(agent, card, **options)``
+    builds the handler for an agent and serves it. The extended card the handler serves
+    is completed like the public one.
 
     Run on its own (uvicorn, ``parley serve``), the app's lifespan starts and stops the
     agent: recovery of tasks a previous process left, retention, the gRPC server. Mounted
@@ -89,128 +90,57 @@ class A2AApp:
     that declares security without verifiers fails with ``CardError``: parley never
     serves a card whose promise it does not keep.
 
+    The card is served in the shape of the A2A version the request asks for
+    (``A2A-Version``, header or query): v1.0's card to ``1.0``, and to every other
+    request (none, ``0.3``) the v0.3 card that also lists v1.0's ``supportedInterfaces``.
+    Caches may keep it ``card_max_age`` seconds (``Cache-Control``); its ``ETag`` answers
+    ``If-None-Match`` with 304.
+
     ``sign_card``: sign the served card (public and extended) with the current key of
-    the signing keys, a JWS over its RFC 8785 form in ``signatures`` (docs/security.md);
-    by default the card is signed when ``signing_keys`` are given, i.e. when the key is
-    the operator's rather than one generated for this process.
+    the signing keys, a JWS over the RFC 8785 form of each version's card in its
+    ``signatures`` (docs/security.md); by default the card is signed when
+    ``signing_keys`` are given, i.e. when the key is the operator's rather than one
+    generated for this process.
 
     ``forwarded_allow_ips``: the proxies whose ``X-Forwarded-Proto``/``-Host`` say where
     the client reached the server (see ``TrustedProxies``; uvicorn's own proxy-header
     handling rewrites the client address, so serve with ``proxy_headers=False``).
 
-    ``bus`` and ``lease_ttl`` matter when several processes share a PostgreSQL store
-    (docs/deploy.md): the event bus between them (PostgreSQL ``LISTEN/NOTIFY`` by
-    default, or a ``RedisBus``) and how long a task's lease lasts without renewal.
+    ``create_app``'s ``bus`` and ``lease_ttl`` (the handler's) matter when several
+    processes share a PostgreSQL store (docs/deploy.md): the event bus between them
+    (PostgreSQL ``LISTEN/NOTIFY`` by default, or a ``RedisBus``) and how long a task's
+    lease lasts without renewal.
 
-    ``tracer_provider`` and ``meter_provider``: where the agent's spans and metrics go
-    (by default the global OpenTelemetry providers, when set; see docs/observability.md).
+    ``create_app``'s ``tracer_provider`` and ``meter_provider`` (the handler's): where
+    the agent's spans and metrics go (by default the global OpenTelemetry providers, when
+    set; see docs/observability.md).
 
     With ``tune_gc`` (the default) the lifespan tunes the process's garbage collector for
     serving once startup is done (``parley.server.tune_gc``: freeze what startup built,
     fewer young collections), unless the process has set its own collector settings.
     """
 
-    def __init__(
-        self,
-        agent: AgentExecutor | None = None,
-        card: AgentCard | None = None,
-        *,
-        handler: RequestHandler | None = None,
-        task_store: Store | None = None,
-        extended_card: ExtendedCard | None = None,
-        max_body_size: int = DEFAULT_MAX_BODY_SIZE,
-        retention: Retention | None = DEFAULT_RETENTION,
-        bus: Bus | None = None,
-        lease_ttl: float = DEFAULT_LEASE_TTL,
-        rest: bool | None = None,
-        rest_path: str | None = None,
-        grpc: GRPCOptions | None = None,
-        tune_gc: bool = True,
-        signing_keys: SigningKeys | None = None,
-        push: PushSettings | None = None,
-        security: Mapping[str, SchemeVerifier] | None = None,
-        forwarded_allow_ips: str | Sequence[str] | None = None,
-        sign_card: bool | None = None,
-        tracer_provider: TracerProvider | None = None,
-        meter_provider: MeterProvider | None = None,
-    ) -> None:
-        self.tune_gc = tune_gc
-        self.proxies = TrustedProxies(forwarded_allow_ips)
-        self.max_body_size = max_body_size
-        self._running = False
-        if handler is None:
-            if agent is None or card is None:
-                raise TypeError("A2AApp needs an agent and its card, or a handler")
-            if push is not None and not card.capabilities.push_notifications:
-                raise CardError(
-                    "push settings were given, but capabilities.pushNotifications is not true"
-                )
-            completed = None if extended_card is None else self._completed(extended_card)
-            handler = RequestHandler(
-                agent,
-                card,
-                task_store=task_store,
-                extended_card=completed,
-                retention=retention,
-                push=push,
-                signing_keys=signing_keys,
-                bus=bus,
-                lease_ttl=lease_ttl,
-                tracer_provider=tracer_provider,
-                meter_provider=meter_provider,
+    def __init__(self, handler: RequestHandler, **options: Unpack[ServingOptions]) -> None:
+        if not isinstance(handler, RequestHandler):
+            raise TypeError(
+                f"A2AApp serves a RequestHandler, not {type(handler).__name__}: for an agent "
+                "and its card, use create_app(agent, card, ...)"
             )
-        else:
-            own = {
-                "signing_keys": signing_keys,
-                "push": push,
-                "tracer_provider": tracer_provider,
-                "meter_provider": meter_provider,
-            }
-            _check_own_handler(handler, agent, card, task_store, extended_card, retention, own)
-            if handler.extended_card is not None:
-                handler.extended_card = self._completed(handler.extended_card)
+        settings = serving(options)
+        self.tune_gc = settings.tune_gc
+        self.proxies = TrustedProxies(settings.forwarded_allow_ips)
+        self.max_body_size = settings.max_body_size
+        self.card_max_age = settings.card_max_age
+        self._running = False
+        if handler.extended_card is not None:
+            handler.extended_card = self._completed(handler.extended_card)
         self.handler = handler
         self.signing_keys = handler.signing_keys
-        card = handler.card
-        self.authenticator = _authenticator(card, security)
-        preferred = card.preferred_transport
-        self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
-        targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
-        self.rest: Any = None
-        if rest is not False:
-            from parley.server.bindings._rest import RESTBinding
-
-            if rest_path is None:
-                from_card = preferred == TransportProtocol.http_json
-                rest_path = binding_path(card, "") if from_card else ""
-            served_rest = self._served(TransportProtocol.http_json)
-            self.rest = RESTBinding(served_rest, prefix=rest_path, max_body_size=max_body_size)
-            targets[TransportProtocol.http_json.value] = self.rest.prefix
-        self.grpc_options = grpc
+        self.authenticator = _authenticator(handler.card, settings.security)
+        self.grpc_options = settings.grpc
         self.grpc_server: Any = None
-        if grpc is not None:
-            targets[TransportProtocol.grpc.value] = f":{grpc.port}"
-        served = {name: resolve_target(target, card.url) for name, target in targets.items()}
-        if card.url and preferred in served:
-            served[preferred] = card.url
-        has_extended = handler.extended_card is not None
-        check_card(card, served, extended_card=has_extended)
-        if sign_card is None:
-            sign_card = signing_keys is not None
-        signer = card_signer(self.signing_keys) if sign_card else None
-        self.card = CardPublisher(card, targets, signer)
-        self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
-        self.jsonrpc = JSONRPCBinding(
-            self._served(TransportProtocol.jsonrpc),
-            max_body_size=max_body_size,
-            card=self._public_card,
-        )
-        self._jsonrpc: Any = self.jsonrpc
-        self._rest: Any = self.rest
-        if self.authenticator is not None:
-            self._jsonrpc = AuthenticationLayer(self.jsonrpc, self.authenticator, refusal)
-            if self.rest is not None:
-                self._rest = AuthenticationLayer(self.rest, self.authenticator, self.rest.refusal)
+        targets = self._bindings(handler.card, settings)
+        self._publish_card(handler.card, targets, settings.sign_card is True)
         self.router = Starlette(
             routes=[
                 Route(AGENT_CARD_PATH, self._card, methods=["GET"]),
@@ -220,6 +150,57 @@ class A2AApp:
             ],
             lifespan=self.lifespan,
         )
+
+    def _bindings(self, card: AgentCard, settings: Serving) -> dict[str, str]:
+        """Make the HTTP bindings served (and their authentication layers); the target of
+        each binding the card is to list, by transport."""
+        preferred = card.preferred_transport
+        self.rpc_path = binding_path(card) if preferred == TransportProtocol.jsonrpc else "/"
+        targets = {TransportProtocol.jsonrpc.value: self.rpc_path}
+        size = self.max_body_size
+        served = self._served(TransportProtocol.jsonrpc)
+        self.jsonrpc = JSONRPCBinding(served, max_body_size=size, card=self._public_card)
+        self.rest: Any = None
+        if settings.rest is not False:
+            from parley.server.bindings._rest import RESTBinding
+
+            rest_path = settings.rest_path
+            if rest_path is None:
+                from_card = preferred == TransportProtocol.http_json
+                rest_path = binding_path(card, "") if from_card else ""
+            served = self._served(TransportProtocol.http_json)
+            self.rest = RESTBinding(served, prefix=rest_path, max_body_size=size)
+            targets[TransportProtocol.http_json.value] = self.rest.prefix
+        self._jsonrpc, self._rest = self._guarded(card)
+        if self.grpc_options is not None:
+            targets[TransportProtocol.grpc.value] = f":{self.grpc_options.port}"
+        return targets
+
+    def _guarded(self, card: AgentCard) -> tuple[Any, Any]:
+        """The HTTP bindings as served: behind the authentication layer when the card
+        requires security, and answering every 401 with the card's challenges."""
+        jsonrpc: Any = self.jsonrpc
+        rest: Any = self.rest
+        authenticator = self.authenticator
+        if authenticator is not None:
+            jsonrpc = AuthenticationLayer(jsonrpc, authenticator, refusal)
+            if rest is not None:
+                rest = AuthenticationLayer(rest, authenticator, self.rest.refusal)
+        challenge = authenticator.www_authenticate if authenticator else card_challenge(card)
+        if challenge:
+            jsonrpc = Challenging(jsonrpc, challenge)
+            rest = Challenging(rest, challenge) if rest is not None else None
+        return jsonrpc, rest
+
+    def _publish_card(self, card: AgentCard, targets: dict[str, str], sign: bool) -> None:
+        """Check the card against what is served, and get it ready to serve."""
+        served = {name: resolve_target(target, card.url) for name, target in targets.items()}
+        if card.url and card.preferred_transport in served:
+            served[card.preferred_transport] = card.url
+        check_card(card, served, extended_card=self.handler.extended_card is not None)
+        signer = card_signer(self.signing_keys) if sign else None
+        self.card = CardPublisher(card, targets, signer, {V1_0: card_json_v1})
+        self._old_card_tail = b',"authentication":%s}' % authentication_of(card).to_json()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -283,12 +264,27 @@ class A2AApp:
 
         async def completed(call: CallContext) -> AgentCard:
             card = extended if isinstance(extended, AgentCard) else await extended(call)
-            return self.card.signed(self.card.complete(card, call.base_url))
+            completed = self.card.complete(card, call.base_url)
+            return self.card.signed(completed, call.protocol_version)
 
         return completed
 
     async def _card(self, request: Request) -> Response:
-        return Response(self.card.render(request.scope), media_type="application/json")
+        rendered = self.card.render(request.scope, supported_version_asked(request.scope))
+        return self._cacheable(request, rendered)
+
+    def _cacheable(self, request: Request, rendered: RenderedCard) -> Response:
+        """The card, with what caches need (v1.0.1 §8.6.1): its ETag (``If-None-Match``
+        naming it is answered 304), ``Cache-Control: max-age``, and ``Vary: A2A-Version``
+        as each version has a card of its own."""
+        headers = {
+            "ETag": rendered.etag.decode(),
+            "Cache-Control": f"public, max-age={self.card_max_age}",
+            "Vary": "A2A-Version",
+        }
+        if etag_matches(request.headers.get("if-none-match"), rendered.etag):
+            return Response(status_code=304, headers=headers)
+        return Response(rendered.body, media_type="application/json", headers=headers)
 
     async def _jwks(self, request: Request) -> Response:
         return Response(
@@ -302,10 +298,10 @@ class A2AApp:
         # 2025-early's `authentication` member added, which each kind of client ignores
         # when it does not know it (docs/dialect-2025-early.md). A signed card is left
         # as signed.
-        rendered = self.card.render(request.scope)
+        rendered = self.card.render(request.scope).body
         if b'"signatures"' not in rendered and rendered.endswith(b"}"):  # signed: as signed
             rendered = rendered[:-1] + self._old_card_tail
-        return Response(rendered, media_type="application/json")
+        return self._cacheable(request, RenderedCard(rendered))
 
     def _public_card(self, call: CallContext) -> AgentCard:
         return self.card.complete(self.card.card, call.base_url)
@@ -357,31 +353,6 @@ class A2AApp:
         host.router.lifespan_context = lifespan
 
 
-def _check_own_handler(
-    handler: RequestHandler,
-    agent: AgentExecutor | None,
-    card: AgentCard | None,
-    task_store: Store | None,
-    extended_card: ExtendedCard | None,
-    retention: Retention | None,
-    own: Mapping[str, object],
-) -> None:
-    given = {
-        "agent": agent is not None,
-        "card": card is not None and card is not handler.card,
-        "task_store": task_store is not None,
-        "extended_card": extended_card is not None,
-        "retention": retention is not DEFAULT_RETENTION,
-        **{name: value is not None for name, value in own.items()},
-    }
-    clashing = [name for name, is_given in given.items() if is_given]
-    if clashing:
-        raise TypeError(
-            f"A2AApp(handler=...) serves the handler's own {', '.join(clashing)}: "
-            "set them on the RequestHandler instead"
-        )
-
-
 def _authenticator(
     card: AgentCard, security: Mapping[str, SchemeVerifier] | None
 ) -> Authenticator | None:
@@ -396,6 +367,22 @@ def _authenticator(
     return Authenticator(card, security)
 
 
-create_app = A2AApp
-"""The ASGI app serving an agent described by its card: ``create_app(agent, card,
-**options)`` is ``A2AApp(agent, card, **options)``, one signature, documented there."""
+def create_app(agent: AgentExecutor, card: AgentCard, **options: Unpack[AppOptions]) -> A2AApp:
+    """The ASGI app serving ``agent``, described by ``card``: ``A2AApp`` serving a
+    ``RequestHandler`` built for the agent.
+
+    The handler is given ``task_store``, ``extended_card``, ``retention``, ``push``,
+    ``signing_keys``, ``bus``, ``lease_ttl``, ``tracer_provider`` and ``meter_provider``
+    (see ``RequestHandler``); the app the rest, how it serves (``rest``, ``rest_path``,
+    ``grpc``, ``max_body_size``, ``forwarded_allow_ips``, ``tune_gc``, ``security``,
+    ``sign_card``: see ``A2AApp``).
+    Push settings for a card that does not declare ``capabilities.pushNotifications``
+    are a ``CardError``. The card is signed by default when ``signing_keys`` are given,
+    i.e. when the key is the operator's rather than one generated for this process.
+    """
+    task, served = split(options)
+    if task.get("push") is not None and not card.capabilities.push_notifications:
+        raise CardError("push settings were given, but capabilities.pushNotifications is not true")
+    if served.get("sign_card") is None:
+        served["sign_card"] = task.get("signing_keys") is not None
+    return A2AApp(RequestHandler(agent, card, **task), **served)

@@ -7,7 +7,9 @@ advertises an address nobody can reach. ``additionalInterfaces`` left empty is f
 with every binding the app serves, and ``supportedInterfaces`` (A2A v1.0, v1.0.1 §8.3)
 left empty with each of them twice: ``protocolVersion`` 1.0 first, then 0.3, at the same
 URLs (one server speaks both). A v0.3 client ignores the field; a v1.0 client finds its
-version there; the card stays valid v0.3.
+version there; the card stays valid v0.3. A request asking for v1.0 (``A2A-Version``) is
+given the card in v1.0's own shape instead (``CardPublisher``'s ``forms``), signed over
+that shape.
 
 A binding's *target* is where the app serves it: an absolute URL, a path on the HTTP
 server (``/`` for JSON-RPC, ``""`` for REST's ``/v1/...``), or ``:PORT`` for gRPC, which
@@ -17,15 +19,24 @@ gRPC clients, the official SDK's included, dial).
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from pydantic_core import to_json
+
 from parley.protocol import SUPPORTED_VERSIONS
 from parley.server.auth._keys import SigningKeys
-from parley.types import AgentCard, AgentInterface, ProtocolInterface, TransportProtocol
+from parley.types import (
+    AgentCard,
+    AgentCardSignature,
+    AgentInterface,
+    ProtocolInterface,
+    TransportProtocol,
+)
 
 
 class CardError(ValueError):
@@ -96,21 +107,48 @@ def _same_place(declared: str, served: str) -> bool:
     return declared.rstrip("/") == served.rstrip("/")
 
 
+class RenderedCard:
+    """A card's JSON as served and its entity tag (RFC 9110 §8.8.3), made from those bytes."""
+
+    __slots__ = ("body", "etag")
+
+    def __init__(self, body: bytes) -> None:
+        self.body = body
+        self.etag = entity_tag(body)
+
+
+def entity_tag(body: bytes) -> bytes:
+    """The strong ETag of a response body: a digest of its bytes, quoted."""
+    return b'"%s"' % hashlib.sha256(body).hexdigest()[:32].encode()
+
+
+CardForm = Callable[[dict[str, Any]], dict[str, Any]]
+"""A core card's wire JSON -> the JSON of the card in another version's shape."""
+
+
 class CardPublisher:
-    """Renders the card's JSON for the base URL of each request, cached per base URL."""
+    """Renders the card's JSON for the base URL of each request and the A2A version it
+    asks for, cached per base URL and version.
+
+    ``forms`` maps each version whose card has a shape of its own (v1.0) to the function
+    that gives it (``card_json_v1``); any other version gets the core card, v0.3's shape
+    with v1.0's ``supportedInterfaces`` beside it. ``sign`` signs each version's card
+    over that version's own JSON."""
 
     def __init__(
         self,
         card: AgentCard,
         served: Mapping[str, str],
-        sign: Callable[[AgentCard], AgentCard] | None = None,
+        sign: CardSigner | None = None,
+        forms: Mapping[str, CardForm] | None = None,
     ) -> None:
         self.card = card
         self.served = dict(served)
         self.sign = sign
         """Signs each rendering (``card_signer``), when the card is to be signed."""
-        self._rendered: dict[str, bytes] = {}
-        self._fixed: bytes | None = None
+        self.forms = dict(forms or {})
+        self._rendered: dict[tuple[str, str | None], RenderedCard] = {}
+        self._fixed: dict[str | None, RenderedCard] = {}
         self.last_base: str | None = None
         """The base URL the card was last rendered for over HTTP: a gRPC call, which
         does not say where the client reached the app, completes the card with it (the
@@ -118,12 +156,19 @@ class CardPublisher:
         self._fix()
 
     def _fix(self) -> None:
+        """Render the card once per form now: a card with a fixed url is served as
+        rendered here, and one the v1.0 proto cannot hold fails at start-up."""
         card = self.card
         self._rendered.clear()
-        self._fixed = None
+        self._fixed = {}
+        origin = urlsplit(card.url)
+        base = f"{origin.scheme}://{origin.netloc}" if card.url else "http://localhost"
+        rendered = {
+            version: RenderedCard(self._json(self.for_base(base), version))
+            for version in (None, *self.forms)
+        }
         if card.url:
-            origin = urlsplit(card.url)
-            self._fixed = self._json(self.for_base(f"{origin.scheme}://{origin.netloc}"))
+            self._fixed = rendered
 
     def serve(self, transport: str, target: str) -> None:
         """Publish ``transport`` at ``target`` from now on (e.g. once a port is known)."""
@@ -170,37 +215,59 @@ class CardPublisher:
             ]
         return card.model_copy(update=update)
 
-    def render(self, scope: Mapping[str, Any]) -> bytes:
-        if self._fixed is not None:
-            return self._fixed
+    def render(self, scope: Mapping[str, Any], version: str | None = None) -> RenderedCard:
+        """The card for the request of ``scope``, in the shape of ``version`` (the A2A
+        version it asks for; ``None``: the core card, v0.3's shape)."""
+        form = version if version in self.forms else None
+        fixed = self._fixed.get(form)
+        if fixed is not None:
+            return fixed
         base = self.last_base = request_base(scope)
-        rendered = self._rendered.get(base)
+        rendered = self._rendered.get((base, form))
         if rendered is None:
             if len(self._rendered) > 64:  # a client can send any Host; keep the cache small
                 self._rendered.clear()
-            rendered = self._rendered[base] = self._json(self.for_base(base))
+            card = self.for_base(base)
+            rendered = self._rendered[base, form] = RenderedCard(self._json(card, form))
         return rendered
 
-    def signed(self, card: AgentCard) -> AgentCard:
-        """``card`` with its signature, when the app signs its cards."""
-        return card if self.sign is None else self.sign(card)
+    def signed(self, card: AgentCard, version: str | None = None) -> AgentCard:
+        """``card`` with its signature over the JSON of ``version``'s card, when the app
+        signs its cards."""
+        if self.sign is None:
+            return card
+        wire = card.to_wire()
+        form = self.forms.get(version) if version is not None else None
+        # v0.3's card is also read, by v1.0 readers that ask no version, into v1.0's
+        # shape: it is signed over that too
+        shapes = (
+            [form(wire)] if form is not None else [wire, *(f(wire) for f in self.forms.values())]
+        )
+        signatures = [*(card.signatures or []), *self.sign(shapes)]
+        return card.model_copy(update={"signatures": signatures})
 
-    def _json(self, card: AgentCard) -> bytes:
-        # signed once per rendering: the renderings are cached (per base URL)
-        data: bytes = self.signed(card).to_json()
+    def _json(self, card: AgentCard, version: str | None) -> bytes:
+        # signed once per rendering: the renderings are cached (per base URL and version)
+        signed = self.signed(card, version)
+        form = self.forms.get(version) if version is not None else None
+        data: bytes = signed.to_json() if form is None else to_json(form(signed.to_wire()))
         return data
 
 
-def card_signer(keys: SigningKeys) -> Callable[[AgentCard], AgentCard]:
-    """Signs a card with the current key of ``keys`` (see ``parley.protocol._card_signing``:
-    a JWS over the card's RFC 8785 form, its ``kid`` naming the key, which
-    ``/.well-known/jwks.json`` publishes)."""
-    from parley.protocol._card_signing import sign_card
+CardSigner = Callable[[Sequence[Mapping[str, Any]]], list[AgentCardSignature]]
+"""Signs a card given as its JSON in one or more shapes (``signatures`` left out of
+what is signed): a signature per distinct canonical form."""
 
-    def sign(card: AgentCard) -> AgentCard:
+
+def card_signer(keys: SigningKeys) -> CardSigner:
+    """Signs a card with the current key of ``keys`` (see
+    ``parley.protocol._card_signing``: a JWS over each canonical form of the card's JSON,
+    its ``kid`` naming the key, which ``/.well-known/jwks.json`` publishes)."""
+    from parley.protocol._card_signing import sign_card_forms
+
+    def sign(shapes: Sequence[Mapping[str, Any]]) -> list[AgentCardSignature]:
         key = keys.current
-        signature = sign_card(card.to_wire(), key.private_key, key.kid, key.algorithm)
-        return card.model_copy(update={"signatures": [*(card.signatures or []), signature]})
+        return sign_card_forms(shapes, key.private_key, key.kid, key.algorithm)
 
     return sign
 

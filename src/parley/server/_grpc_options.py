@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class GRPCOptions:
-    """Where and how the gRPC server listens (``A2AApp(grpc=GRPCOptions(...))``).
+    """Where and how the gRPC server listens (``create_app(..., grpc=GRPCOptions(...))``).
 
     ``port`` 0 takes a free port (see ``A2AApp.grpc_port`` once started); a port another
     process already listens on is refused at start-up, never shared. With both

@@ -2,24 +2,21 @@
 
 Theory of operation
 -------------------
-A busy server stores tasks much faster than it forgets them, so this store is built to
-cost the garbage collector nothing for what it holds. CPython's collector walks every
-container it tracks on a full collection, and a dict is tracked as soon as one value in
-it is (a fresh tuple is, an object is); a dict whose keys and values are all strings,
-bytes and numbers is not tracked at all. So everything that accumulates is kept in such
-dicts:
+A task in progress is an ``_Entry``: its last snapshot (wire JSON), the events logged
+after it, and where it is filed for ListTasks (``Place``, in ``_index``). A task that
+reaches a terminal state holds still: it becomes a record in ``_done`` (its snapshot,
+its event log, kept as long as the task as the SQL stores keep it, and its place), and
+an entry again only if a later write reopens it. Sent messages (idempotent send) are
+keyed by one string made of their scope and message id.
 
-- a finished task (terminal state) is one ``bytes`` holding its snapshot, its event log
-  (kept as long as the task, as the SQL stores keep it) and its place in the index
-  (``_memory_pack``);
-- a sent message (for idempotent send) is keyed by one string made of its scope and
-  message id, and maps to the task id; a direct reply is its wire JSON; the keys of the
-  messages sent to one task are one string.
-
-Only tasks still in progress are objects (``_Entry``, with their event log), and there
-are as many of those as the server has tasks in flight. The p99 latency of a server
-that has stored a few hundred thousand tasks depends on this (the benchmark's 64
-connection scenario shows it).
+A busy server stores tasks much faster than it forgets them, and CPython's collector
+walks every container it tracks on each full collection. So what accumulates is kept
+in dicts of strings and bytes, which the collector does not track: a sent message maps
+to its task's id, a direct reply is its wire JSON, the keys of the messages sent to one
+task are one string; and ``parley._speedups.memory`` packs each finished task into one
+``bytes`` and gives a sorted index that finds a page without reading every task. With
+those declined (``PARLEY_SPEEDUPS=0``) a finished task is a ``_Done`` and the index
+(``TaskIndex``) reads every task for a page: the same answers, more for the collector.
 """
 
 from __future__ import annotations
@@ -30,11 +27,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from parley._speedups import encode_task
+from parley._speedups.memory import header, pack, snapshot, sorted_index, unpack
 from parley.protocol import ACTIVE_STATES, TERMINAL_STATES, is_interrupted, is_terminal
-from parley.stores._memory_index import Place, TaskIndex
-from parley.stores._memory_pack import header, pack, snapshot, unpack
+from parley.stores._memory_index import Index, Place, TaskIndex
+from parley.stores._memory_sent import SentMessages
 from parley.stores._memory_side import MemorySide
 from parley.stores._protocols import (
     Append,
@@ -61,9 +60,53 @@ from parley.types import (
 )
 
 _STATUS_EVENTS = (TaskStatusUpdateEvent, Task)
-_new_place = tuple.__new__
-"""``Place(...)`` without the named tuple's ``__new__``, a Python function: a call less a
-task filed."""
+
+
+class _Done(NamedTuple):
+    """A finished task kept the plain way (``pack`` declined)."""
+
+    json: bytes
+    """Its snapshot's wire JSON."""
+    sequence: int
+    events: list[StoredEvent]
+    touched: float
+    place: Place
+
+
+def _header(record: bytes | _Done) -> tuple[int, int, float, Place]:
+    """The snapshot's sequence, the last event's, when last touched, and the place of a
+    finished task's record."""
+    if type(record) is bytes:
+        return header(record)
+    done: _Done = record  # type: ignore[assignment]
+    last = done.events[-1].sequence if done.events else 0
+    return done.sequence, last, done.touched, done.place
+
+
+def _snapshot(task_id: str, record: bytes | _Done) -> tuple[Task, int]:
+    if type(record) is bytes:
+        return snapshot(task_id, record)
+    done: _Done = record  # type: ignore[assignment]
+    return Task.model_validate_json(done.json), done.sequence
+
+
+def _unpack(task_id: str, record: bytes | _Done) -> tuple[bytes, int, list[StoredEvent]]:
+    """The snapshot's JSON, its sequence and the event log of a finished task's record."""
+    if type(record) is bytes:
+        return unpack(task_id, record)
+    done: _Done = record  # type: ignore[assignment]
+    return done.json, done.sequence, list(done.events)
+
+
+def _packed(
+    task: Task, sequence: int, events: Sequence[StoredEvent], touched: float, filed: float
+) -> bytes | _Done:
+    """The record of a finished task: packed, or else kept as it is."""
+    record = pack(task, sequence, events, touched, filed)
+    if record is not None:
+        return record
+    place = Place(filed, task.status.state, task.context_id)
+    return _Done(task.to_json(), sequence, list(events), touched, place)
 
 
 @dataclass(slots=True)
@@ -79,16 +122,6 @@ class _Entry:
     """Where it is filed in the index (``None``: not yet)."""
     stamp: str | None = None
     """The timestamp of the status the index last filed it at."""
-
-
-def _key(scope: str, message_id: str) -> str:
-    """One string for a scope and message id, told apart whatever characters they hold."""
-    return f"{len(scope)}:{scope}{message_id}"
-
-
-def _join(keys: str | None, key: str) -> str:
-    """``keys`` with ``key`` added: each key prefixed with its length, so none is split."""
-    return f"{keys or ''}{len(key)}:{key}"
 
 
 def _moves(
@@ -115,16 +148,6 @@ def _moves(
     return None if at is None or state is None else (at, context_id, state, stamp)
 
 
-def _split(keys: str) -> list[str]:
-    split, at = [], 0
-    while at < len(keys):
-        colon = keys.index(":", at)
-        end = colon + 1 + int(keys[at:colon])
-        split.append(keys[colon + 1 : end])
-        at = end
-    return split
-
-
 class MemoryStore(MemorySide):
     """Tasks kept in this process, gone when it exits: every store protocol.
 
@@ -144,17 +167,10 @@ class MemoryStore(MemorySide):
         self._context_owners: dict[str, str] = {}
         """context id -> its owner (the first owner recorded for a task of it)."""
         self._tasks: dict[str, _Entry] = {}
-        self._done: dict[str, bytes] = {}
-        """task id -> the record of a finished task (``_memory_pack.pack``)."""
-        self._sent: dict[str, str] = {}
-        """message key (``_key``) -> the task id it went to."""
-        self._replies: dict[str, bytes] = {}
-        """message key -> wire JSON of the agent's direct reply."""
-        self._claimed: dict[str, float] = {}
-        """message key -> when it was claimed (for expiry)."""
-        self._sent_to: dict[str, str] = {}
-        """task id -> the keys of the messages sent to it (``_join``)."""
-        self._index = TaskIndex()
+        self._done: dict[str, bytes | _Done] = {}
+        """task id -> the record of a finished task (``_packed``)."""
+        self._messages = SentMessages()
+        self._index: Index = sorted_index() or TaskIndex()
         """Tasks by last activity, for ``list_tasks``."""
 
     async def get(self, task_id: str) -> TaskSnapshot | None:
@@ -163,7 +179,7 @@ class MemoryStore(MemorySide):
     def _load(self, task_id: str) -> TaskSnapshot | None:
         record = self._done.get(task_id)
         if record is not None:
-            task, sequence = snapshot(task_id, record)
+            task, sequence = _snapshot(task_id, record)
             return TaskSnapshot(task, sequence, self._owners.get(task_id))
         entry = self._tasks.get(task_id)
         if entry is None:
@@ -198,7 +214,7 @@ class MemoryStore(MemorySide):
         if entry is not None:
             return entry.place
         record = self._done.get(task_id)
-        return None if record is None else header(record)[3]
+        return None if record is None else _header(record)[3]
 
     def _file(
         self, task_id: str, entry: _Entry, context_id: str, state: TaskState, at: float | None
@@ -218,7 +234,7 @@ class MemoryStore(MemorySide):
         owner = self._owners.get(task_id)
         if place is not None:
             self._index.remove(task_id, place, owner)
-        entry.place = _new_place(Place, (at, state, context_id))
+        entry.place = Place(at, state, context_id)
         self._index.add(task_id, entry.place, owner)
 
     def _save(self, task: Task, sequence: int, owner: str | None = None) -> None:
@@ -235,7 +251,7 @@ class MemoryStore(MemorySide):
         if is_terminal(state):
             del self._tasks[task.id]
             filed = entry.place.filed if entry.place is not None else entry.touched
-            self._done[task.id] = pack(task, sequence, entry.events, entry.touched, filed)
+            self._done[task.id] = _packed(task, sequence, entry.events, entry.touched, filed)
             return
         entry.snapshot, entry.sequence = encode_task(task, "0.3") or task.to_json(), sequence
 
@@ -247,18 +263,10 @@ class MemoryStore(MemorySide):
         if record is None:
             entry = _Entry()
         else:
-            finished = unpack(task_id, record)
-            _, _, touched, place = header(record)
-            stamp = Task.model_validate_json(finished.json).status.timestamp
-            entry = _Entry(
-                finished.json,
-                finished.sequence,
-                finished.events,
-                place.state,
-                touched,
-                place,
-                stamp,
-            )
+            json, sequence, events = _unpack(task_id, record)
+            _, _, touched, place = _header(record)
+            stamp = Task.model_validate_json(json).status.timestamp
+            entry = _Entry(json, sequence, events, place.state, touched, place, stamp)
         self._tasks[task_id] = entry
         return entry
 
@@ -338,10 +346,10 @@ class MemoryStore(MemorySide):
             filed = when if moved is None else max(moved[0], when)
         else:
             filed = moved[0]
-        place = _new_place(Place, (filed, status.state, task.context_id))
+        place = Place(filed, status.state, task.context_id)
         self._index.add(task_id, place, self._owners.get(task_id))
         sequence = events[-1].sequence if events else 0
-        self._done[task_id] = pack(task, sequence, events, time.time(), filed)
+        self._done[task_id] = _packed(task, sequence, events, time.time(), filed)
 
     def _check_append(
         self, task_id: str, events: Sequence[StoredEvent], lease: Lease | None
@@ -356,7 +364,7 @@ class MemoryStore(MemorySide):
         if entry is not None:
             return entry.events[-1].sequence if entry.events else 0
         record = self._done.get(task_id)
-        return 0 if record is None else header(record)[1]
+        return 0 if record is None else _header(record)[1]
 
     async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
         entry = self._tasks.get(task_id)
@@ -364,7 +372,7 @@ class MemoryStore(MemorySide):
             logged = entry.events
         else:
             record = self._done.get(task_id)
-            logged = [] if record is None else unpack(task_id, record).events
+            logged = [] if record is None else _unpack(task_id, record)[2]
         return [stored for stored in logged if stored.sequence > after]
 
     async def last_sequence(self, task_id: str) -> int:
@@ -380,14 +388,7 @@ class MemoryStore(MemorySide):
         self._tasks.pop(task_id, None)
         self._done.pop(task_id, None)
         self._forget_task(task_id)
-        keys = self._sent_to.pop(task_id, None)
-        for key in _split(keys) if keys else ():
-            self._forget(key)
-
-    def _forget(self, key: str) -> None:
-        self._sent.pop(key, None)
-        self._replies.pop(key, None)
-        self._claimed.pop(key, None)
+        self._messages.forget_task(task_id)
 
     async def list_tasks(self, query: TaskQuery) -> TaskPage:
         def load(task_id: str) -> Task | None:
@@ -404,31 +405,16 @@ class MemoryStore(MemorySide):
         return [task_id for task_id, entry in self._tasks.items() if entry.state in ACTIVE_STATES]
 
     async def find_message(self, scope: str, message_id: str) -> SentMessage | None:
-        return self._sent_message(_key(scope, message_id))
-
-    def _sent_message(self, key: str) -> SentMessage | None:
-        task_id = self._sent.get(key)
-        if task_id is None:
-            return None
-        reply = self._replies.get(key)
-        return SentMessage(task_id, None if reply is None else Message.model_validate_json(reply))
+        return self._messages.find(scope, message_id)
 
     async def claim_message(self, scope: str, message_id: str, task_id: str) -> SentMessage | None:
-        key = _key(scope, message_id)
-        earlier = self._sent_message(key)
-        if earlier is None:
-            self._sent[key] = task_id
-            self._sent_to[task_id] = _join(self._sent_to.get(task_id), key)
-            self._claimed[key] = time.time()
-        return earlier
+        return self._messages.claim(scope, message_id, task_id)
 
     async def release_message(self, scope: str, message_id: str) -> None:
-        self._forget(_key(scope, message_id))
+        self._messages.release(scope, message_id)
 
     async def save_reply(self, scope: str, message_id: str, reply: Message) -> None:
-        key = _key(scope, message_id)
-        if key in self._sent:
-            self._replies[key] = reply.to_json()
+        self._messages.save_reply(scope, message_id, reply)
 
     async def expire(
         self, *, ended_before: datetime, waiting_before: datetime, limit: int | None = None
@@ -443,18 +429,16 @@ class MemoryStore(MemorySide):
                 or (is_interrupted(entry.state) and entry.touched < waiting)
             )
         )
-        done_expired = (task_id for task_id, done in self._done.items() if header(done)[2] < ended)
+        done_expired = (task_id for task_id, done in self._done.items() if _header(done)[2] < ended)
         expired = list(itertools.islice(itertools.chain(waiting_expired, done_expired), limit))
         for task_id in expired:
             await self.delete(task_id)
         if limit is None or len(expired) < limit:
-            # Claims that never led to a stored task (direct replies, runs that died early).
-            for key, at in list(self._claimed.items()):
-                task_id = self._sent[key]
-                if at < ended and task_id not in self._tasks and task_id not in self._done:
-                    self._forget(key)
-                    self._sent_to.pop(task_id, None)
+            self._messages.expire(ended, self._holds_task)
         return len(expired)
+
+    def _holds_task(self, task_id: str) -> bool:
+        return task_id in self._tasks or task_id in self._done
 
     async def aclose(self) -> None:
         """Nothing to release."""

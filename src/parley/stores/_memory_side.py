@@ -73,6 +73,7 @@ class MemorySide:
                 entry.attempts,
                 entry.due,
                 entry.created or time.time(),
+                entry.traceparent,
             )
 
     async def outbox_due(self, now: float, limit: int = 100) -> list[OutboxEntry]:

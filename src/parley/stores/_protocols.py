@@ -29,8 +29,16 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from parley._speedups import encode_task
-from parley.types import Event, Message, PushNotificationConfig, Task, TaskState, TaskStatus
+from parley._speedups import encode_chunk, encode_task
+from parley.types import (
+    Event,
+    Message,
+    PushNotificationConfig,
+    Task,
+    TaskArtifactUpdateEvent,
+    TaskState,
+    TaskStatus,
+)
 
 
 @dataclass(slots=True)
@@ -53,6 +61,8 @@ class StoredEvent:
             event = self.event
             if type(event) is Task:
                 wire = encode_task(event, "0.3")
+            elif type(event) is TaskArtifactUpdateEvent:
+                wire = encode_chunk(event)
             if wire is None:
                 wire = event.to_json()
             self.wire = wire
@@ -126,6 +136,9 @@ class OutboxEntry:
     created: float = 0.0
     """Epoch seconds the entry was written (set by the store): delivery gives up a
     deadline after it."""
+    traceparent: str | None = None
+    """The W3C ``traceparent`` of the run that produced it, when it was traced: the
+    notification carries it, whichever process delivers it."""
 
 
 @dataclass(frozen=True, slots=True)

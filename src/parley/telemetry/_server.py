@@ -60,13 +60,15 @@ def serve(telemetry: Telemetry, handler: H, transport: str) -> H:
 def _operation(telemetry: Telemetry, name: str, method: Operation, transport: str) -> Operation:
     a2a_method = names.METHODS[name]
     streaming = name in names.STREAMING
+    following = name == "resubscribe"  # linked to the run it follows
     tracer = telemetry.tracer
     instruments = telemetry.instruments
 
     async def traced(params: Any = None, call: Any = None) -> Any:
         attributes = _request_attributes(a2a_method, transport, params, call)
         parent = extract(call.headers) if call is not None else None
-        span = tracer.start_span(a2a_method, parent, SpanKind.SERVER, attributes)
+        links = await telemetry.latest_turn(attributes.get(names.TASK_ID)) if following else None
+        span = tracer.start_span(a2a_method, parent, SpanKind.SERVER, attributes, links)
         started = time.perf_counter()
         token = otel_context.attach(trace.set_span_in_context(span, parent))
         try:

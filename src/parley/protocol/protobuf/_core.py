@@ -17,6 +17,7 @@ differences, resolved here once and the same way as the official SDK does:
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import UTC, datetime
 from typing import Any
@@ -58,17 +59,24 @@ def set_struct(target: Any, data: dict[str, Any] | None) -> None:
 def struct_or_none(message: Any, field: str) -> dict[str, Any] | None:
     if not message.HasField(field):
         return None
-    return struct_to_dict(getattr(message, field))
+    return struct_to_dict(getattr(message, field), field)
 
 
-def struct_to_dict(struct: struct_pb2.Struct) -> dict[str, Any]:
-    return {key: _plain(value) for key, value in struct.items()}
+def struct_to_dict(struct: struct_pb2.Struct, field: str = "data") -> dict[str, Any]:
+    """The JSON object of a Struct (the field ``field``). Raises ``ConversionError`` for
+    what a Struct can hold and JSON cannot: NaN or an infinity, a ``Value`` of no kind."""
+    try:
+        return {key: _plain(value) for key, value in struct.items()}
+    except ValueError as error:  # protobuf's "Value not set", or _plain's
+        raise ConversionError(f"{field} holds a value JSON cannot express: {error}") from None
 
 
 def _plain(value: Any) -> Any:
     if isinstance(value, float):
         if value.is_integer() and abs(value) <= _MAX_EXACT_INT:
             return int(value)
+        if not math.isfinite(value):
+            raise ValueError(f"{value} is not a JSON number")
         return value
     if isinstance(value, struct_pb2.Struct):
         return struct_to_dict(value)
@@ -100,7 +108,7 @@ def part_from_proto(proto: Any) -> Part:
     if kind == "text":
         return TextPart(text=proto.text)
     if kind == "data":
-        return DataPart(data=struct_to_dict(proto.data.data))
+        return DataPart(data=struct_to_dict(proto.data.data, "a data part's data"))
     if kind == "file":
         file = proto.file
         mime_type = file.mime_type or None

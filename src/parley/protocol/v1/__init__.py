@@ -7,6 +7,7 @@ which share these converters (through protobuf and googleapis-common-protos).
 
 from parley.protocol._cards import card_from_v1, card_to_v1, interfaces_of
 from parley.protocol._errors import ConversionError
+from parley.protocol.v1._card import card_json_v1
 from parley.protocol.v1._data import event_from_v1, timestamp
 from parley.protocol.v1._errors import (
     DOMAIN,
@@ -47,6 +48,7 @@ __all__ = [
     "ConversionError",
     "V1Operation",
     "card_from_v1",
+    "card_json_v1",
     "card_to_v1",
     "decode_request",
     "decode_result",

@@ -21,11 +21,12 @@ from google.protobuf.message import Message as ProtoMessage
 from pydantic import TypeAdapter, ValidationError
 from pydantic_core import to_json
 
-from parley.protocol._cards import card_from_v1, card_to_v1
+from parley.protocol._cards import card_from_v1
 from parley.protocol._errors import ConversionError
 from parley.protocol._operations import BY_NAME, LIST_TASKS, OPERATIONS, Operation
 from parley.protocol.protobuf._load import empty_pb2
 from parley.protocol.v1 import _requests as requests
+from parley.protocol.v1._card import card_json_v1
 from parley.protocol.v1._data import (
     Wire,
     _copy,
@@ -344,7 +345,7 @@ V1_OPERATIONS: tuple[V1Operation, ...] = (
         pb1.AgentCard,
         lambda _: None,
         lambda _: {},
-        lambda card: card_to_v1(card.to_wire()),
+        lambda card: card_json_v1(card.to_wire()),
         lambda data: _model(BY_NAME["get_extended_card"])(card_from_v1(data)),
     ),
 )
@@ -375,7 +376,10 @@ def decode_request(operation: V1Operation, request: Any) -> Any:
     request proto message (gRPC). Raises ``ConversionError`` for what does not fit v1.0,
     pydantic's ``ValidationError`` for what does not fit the core."""
     if isinstance(request, ProtoMessage):
-        request = plain(json_format.MessageToDict(request))
+        try:
+            request = plain(json_format.MessageToDict(request))
+        except json_format.Error as error:  # held by protobuf, not expressible in JSON
+            raise ConversionError(str(error)) from None
     elif not isinstance(request, dict):
         raise ConversionError(f"{operation.request.DESCRIPTOR.name} must be a JSON object")
     if operation.core.params is MessageSendParams:

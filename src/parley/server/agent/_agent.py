@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from parley._speedups import built_text_chunk
 from parley.protocol import TaskNotCancelableError
 from parley.server.agent._context import RequestContext
 from parley.server.agent._ids import new_id, now
@@ -226,9 +227,8 @@ class TaskUpdater:
         """The event ``add_artifact`` emits (a new artifact id when none is given)."""
         if isinstance(parts, str) and description is None and metadata is None:
             artifact_id = artifact_id or new_id()
-            return text_chunk(
-                self.task_id, self.context_id, artifact_id, parts, name, append, last_chunk
-            )
+            chunk = (self.task_id, self.context_id, artifact_id, parts, name, append, last_chunk)
+            return built_text_chunk(*chunk) or text_chunk(*chunk)
         artifact: dict[str, Any] = {
             "artifact_id": artifact_id or new_id(),
             "parts": [{"kind": "text", "text": parts}] if isinstance(parts, str) else list(parts),

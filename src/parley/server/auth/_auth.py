@@ -23,7 +23,13 @@ from urllib.parse import parse_qsl
 from parley.protocol import PermissionDeniedError, UnauthenticatedError
 from parley.server._card import CardError
 from parley.server.agent._context import Principal
-from parley.types import AgentCard, SecurityScheme
+from parley.types import (
+    AgentCard,
+    APIKeySecurityScheme,
+    HTTPAuthSecurityScheme,
+    MutualTLSSecurityScheme,
+    SecurityScheme,
+)
 
 
 class MissingCredentials(UnauthenticatedError):
@@ -180,3 +186,25 @@ async def _outcome(check: Check, credentials: Credentials) -> Principal | Unauth
         return await check(credentials)
     except UnauthenticatedError as error:
         return error
+
+
+def card_challenge(card: AgentCard) -> str:
+    """The ``WWW-Authenticate`` challenges (RFC 7235) of the schemes ``card`` declares:
+    those its ``security`` names, else every one of ``securitySchemes`` (``""``: none).
+    What a 401 carries when no verifier is there to say it, e.g. when the extended card's
+    function refuses a caller of an agent whose card requires nothing."""
+    schemes = card.security_schemes or {}
+    named = [name for requirement in card.security or () for name in requirement]
+    challenges = [scheme_challenge(schemes[name]) for name in named or schemes if name in schemes]
+    return ", ".join(dict.fromkeys(challenges))
+
+
+def scheme_challenge(scheme: SecurityScheme) -> str:
+    """The challenge of one security scheme, as its verifiers give it."""
+    if isinstance(scheme, APIKeySecurityScheme):
+        return f'APIKey realm="a2a", in="{scheme.in_}", name="{scheme.name}"'
+    if isinstance(scheme, HTTPAuthSecurityScheme):
+        return f'{scheme.scheme.capitalize()} realm="a2a"'
+    if isinstance(scheme, MutualTLSSecurityScheme):
+        return 'MutualTLS realm="a2a"'
+    return 'Bearer realm="a2a"'  # oauth2 and openIdConnect: bearer tokens

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -17,9 +17,10 @@ import anyio
 from pydantic_core import from_json
 from starlette.types import Message, Receive, Scope, Send
 
-from parley.protocol._errors import InvalidParamsError, JSONParseError
+from parley.protocol._errors import InvalidParamsError, JSONParseError, VersionNotSupportedError
 from parley.protocol._operations import MAX_REQUEST_SIZE
-from parley.server._card import request_base
+from parley.protocol._versions import requested_version
+from parley.server._card import entity_tag, request_base
 from parley.server.agent._context import CallContext, Principal, plain_call
 from parley.server.tasks._events import LogReader
 from parley.stores import StoredEvent
@@ -202,6 +203,24 @@ async def send_body(
         }
     )
     await send({"type": "http.response.body", "body": body})
+
+
+async def send_revalidated(
+    send: Send,
+    headers: Mapping[str, str],
+    body: bytes,
+    media: Iterable[tuple[bytes, bytes]] = JSON_HEADERS,
+) -> None:
+    """Answer 200 with ``body`` and its ETag, for caches to keep and revalidate each time
+    (``private, no-cache``: the body is the caller's own, e.g. the extended card); 304
+    with no body when the request's ``If-None-Match`` names that ETag."""
+    etag = entity_tag(body)
+    caching = [(b"etag", etag), (b"cache-control", b"private, no-cache")]
+    if etag_matches(headers.get("if-none-match"), etag):
+        await send({"type": "http.response.start", "status": 304, "headers": caching})
+        await send({"type": "http.response.body", "body": b""})
+        return
+    await send_body(send, 200, body, [*media, *caching])
 
 
 async def send_sse_error(send: Send, data: bytes) -> None:
@@ -387,3 +406,26 @@ def version_asked(scope: Scope) -> str | None:
             if name.lower() == "a2a-version":
                 return str(value)
     return None
+
+
+def supported_version_asked(scope: Scope) -> str | None:
+    """The version ``A2A-Version`` names when parley speaks it; ``None`` when the request
+    names none, or one parley does not speak (for what is served to any version alike,
+    as the card: its shape follows the version, but no version is refused it)."""
+    try:
+        return requested_version(version_asked(scope))
+    except VersionNotSupportedError:
+        return None
+
+
+def etag_matches(if_none_match: str | None, etag: bytes) -> bool:
+    """Whether ``If-None-Match`` names ``etag`` (RFC 9110 §13.1.2: weak comparison; ``*``
+    matches any)."""
+    if not if_none_match:
+        return False
+    tag = etag.decode()
+    for candidate in if_none_match.split(","):
+        candidate = candidate.strip()
+        if candidate == "*" or candidate.removeprefix("W/") == tag:
+            return True
+    return False

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from parley.protocol import A2AError, PermissionDeniedError, UnauthenticatedError
 from parley.server.auth._auth import Authenticator, Credentials
@@ -29,16 +29,21 @@ def http_credentials(scope: Scope) -> Credentials:
     )
 
 
+Refusal = tuple[bytes, list[tuple[bytes, bytes]]]
+"""An error answered before a binding reads the request: its body, and the headers that
+say its media type."""
+
+
 class AuthenticationLayer:
     """Authenticates every request before handing it to ``app``; ``encode_error`` writes
-    a refusal in the body format of ``app``'s binding (and of the protocol version the
-    request asks for)."""
+    a refusal in the body format and media type of ``app``'s binding (and of the
+    protocol version the request asks for)."""
 
     def __init__(
         self,
         app: ASGIApp,
         authenticator: Authenticator,
-        encode_error: Callable[[A2AError, Scope], bytes],
+        encode_error: Callable[[A2AError, Scope], Refusal],
     ) -> None:
         self.app = app
         self.authenticator = authenticator
@@ -56,11 +61,33 @@ class AuthenticationLayer:
             await self._refuse(send, error, challenge, scope)
             return
         except A2AError as error:  # the keys to check a token could not be fetched
-            await send_body(send, error.http_status, self.encode_error(error, scope))
+            body, headers = self.encode_error(error, scope)
+            await send_body(send, error.http_status, body, headers)
             return
         scope["user"] = principal
         await self.app(scope, receive, send)
 
     async def _refuse(self, send: Send, error: A2AError, challenge: bytes, scope: Scope) -> None:
-        headers = [(b"content-type", b"application/json"), (b"www-authenticate", challenge)]
-        await send_body(send, error.http_status, self.encode_error(error, scope), headers)
+        body, headers = self.encode_error(error, scope)
+        await send_body(send, error.http_status, body, [*headers, (b"www-authenticate", challenge)])
+
+
+class Challenging:
+    """Gives every 401 ``app`` answers the ``WWW-Authenticate`` challenge of the card's
+    schemes (RFC 7235 §3.1), when it has none of its own: a 401 that the handler's
+    operations raise (the extended card's function refusing a caller) is answered like
+    one of the authentication layer."""
+
+    def __init__(self, app: ASGIApp, challenge: str) -> None:
+        self.app = app
+        self.challenge = (b"www-authenticate", challenge.encode("latin-1"))
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_challenged(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                headers = list(message.get("headers", ()))
+                if all(name.lower() != b"www-authenticate" for name, _ in headers):
+                    message = {**message, "headers": [*headers, self.challenge]}
+            await send(message)
+
+        await self.app(scope, receive, send_challenged)

@@ -46,6 +46,7 @@ from parley.server.bindings._http import (
     request_headers,
     route_table,
     send_body,
+    send_revalidated,
     stream_sse,
 )
 from parley.server.tasks._handler import RequestHandler
@@ -124,6 +125,10 @@ class RESTv1:
             result = await getattr(self.handler, operation.name)(params, call)
         except Exception as error:
             await fail(send, as_a2a_error(error))
+            return
+        if operation.core.name == "get_extended_card":
+            body = encode_json(operation, result)
+            await send_revalidated(send, call.headers, body, A2A_JSON_HEADERS)
             return
         if not operation.core.streaming:
             await send_body(send, 200, encode_json(operation, result), A2A_JSON_HEADERS)

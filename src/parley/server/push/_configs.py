@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from parley.protocol import InvalidParamsError
+from parley.protocol import A2AError, InvalidParamsError
 from parley.server.push._delivery import scheme_for
 from parley.server.push._guard import WebhookGuard, WebhookRefused
 from parley.server.push._worker import PushRetry
@@ -71,13 +71,18 @@ class PushConfigs:
         await self.store.set_push_config(task_id, config, version)
         return TaskPushNotificationConfig(task_id=task_id, push_notification_config=config)
 
-    async def get(self, task_id: str, config_id: str | None) -> TaskPushNotificationConfig:
+    async def get(
+        self,
+        task_id: str,
+        config_id: str | None,
+        missing: type[A2AError] = InvalidParamsError,
+    ) -> TaskPushNotificationConfig:
+        """The task's config ``config_id`` (the task's id when ``None``); raises ``missing``
+        when the task has no such config."""
         config_id = config_id or task_id
         config = await self.store.get_push_config(task_id, config_id)
         if config is None:
-            raise InvalidParamsError(
-                f"Task {task_id} has no push notification config {config_id!r}"
-            )
+            raise missing(f"Task {task_id} has no push notification config {config_id!r}")
         return TaskPushNotificationConfig(task_id=task_id, push_notification_config=config)
 
     async def list(self, task_id: str) -> list[TaskPushNotificationConfig]:

@@ -21,6 +21,7 @@ import base64
 import email.utils
 import hashlib
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -51,6 +52,8 @@ class Outcome:
     """What happened, for the log: the status, or the error."""
     retry_after: float | None = None
     """Seconds the webhook asked us to wait (``Retry-After``)."""
+    status: int | None = None
+    """The webhook's HTTP status, when it answered."""
 
 
 def scheme_for(authentication: PushNotificationAuthenticationInfo | None) -> str | None:
@@ -112,10 +115,15 @@ async def post(
     body: bytes,
     keys: SigningKeys,
     issuer: str | None = None,
+    trace: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """POST one notification and say what came of it (never raises for network trouble)."""
+    """POST one notification and say what came of it (never raises for network trouble).
+
+    ``trace``: the trace context headers it carries (``traceparent``, ...)."""
     try:
         headers = notification_headers(config, task_id, body, keys, issuer)
+        if trace:
+            headers.update(trace)
         response = await client.post(config.url, content=body, headers=headers)
     except WebhookRefused as exc:
         return Outcome(delivered=False, retry=False, reason=f"refused by the SSRF guard: {exc}")
@@ -126,15 +134,15 @@ async def post(
     status = response.status_code
     reason = f"HTTP {status}"
     if 200 <= status < 300:
-        return Outcome(delivered=True, retry=False, reason=reason)
+        return Outcome(delivered=True, retry=False, reason=reason, status=status)
     if response.is_redirect:
         where = response.headers.get("Location", "?")
         reason = f"{reason}, a redirect to {where}: not followed; set the final URL"
-        return Outcome(delivered=False, retry=False, reason=reason)
+        return Outcome(delivered=False, retry=False, reason=reason, status=status)
     if status in _RETRIED_STATUSES or status >= 500:
         wait = retry_after(response.headers.get("Retry-After"))
-        return Outcome(delivered=False, retry=True, reason=reason, retry_after=wait)
-    return Outcome(delivered=False, retry=False, reason=reason)
+        return Outcome(False, True, reason, retry_after=wait, status=status)
+    return Outcome(delivered=False, retry=False, reason=reason, status=status)
 
 
 def retry_after(value: str | None) -> float | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from pydantic_core import to_json
 
@@ -16,6 +17,9 @@ from parley.server.push._worker import PushOutbox, PushWorker
 from parley.server.tasks._live import LiveTask
 from parley.stores import OutboxEntry, StoredEvent
 from parley.types import Task
+
+if TYPE_CHECKING:
+    from parley.telemetry import Telemetry
 
 _READS = 3
 """Reads of a task's push configs for one event while they keep changing meanwhile."""
@@ -36,7 +40,9 @@ class PushService:
         settings: PushSettings,
         *,
         issuer: str | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
+        self.telemetry = telemetry
         guard = settings.make_guard()
         self.configs = PushConfigs(store, guard)
         self.worker = PushWorker(
@@ -46,6 +52,7 @@ class PushService:
             retry=settings.retry,
             issuer=issuer,
             concurrency=settings.concurrency,
+            telemetry=telemetry,
         )
 
     async def entries(
@@ -66,12 +73,15 @@ class PushService:
         if folded is None:
             return ()
         shapes: dict[str, str] = {}  # each shape made once, however many configs want it
+        telemetry = self.telemetry
+        run = None if telemetry is None else telemetry.run_traceparent(live.task_id)
         return [
             OutboxEntry(
                 live.task_id,
                 config_id,
                 stored.sequence,
                 _payload(folded, config_id, version, shapes),
+                traceparent=run,
             )
             for config_id, version in targets
         ]

@@ -24,9 +24,10 @@ import asyncio
 import logging
 import random
 import time
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import httpx
 
@@ -35,6 +36,10 @@ from parley.server.auth._keys import SigningKeys
 from parley.server.push._delivery import Outcome, post
 from parley.server.push._guard import GuardedTransport, WebhookGuard
 from parley.stores import OutboxEntry, OutboxStore, PushConfigStore
+from parley.types import PushNotificationConfig
+
+if TYPE_CHECKING:
+    from parley.telemetry import Telemetry
 
 logger = logging.getLogger("parley.push")
 
@@ -83,8 +88,10 @@ class PushWorker:
         issuer: str | None = None,
         concurrency: int = 64,
         poll: float = 1.0,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.store = store
+        self.telemetry = telemetry
         self.keys = keys
         self.retry = retry
         self.issuer = issuer
@@ -162,24 +169,40 @@ class PushWorker:
                 await self.store.outbox_done(entry.id)
                 return
             body = entry.payload.encode()
-            assert self.client is not None  # deliveries run between start and aclose
-            try:
-                async with asyncio.timeout(self.retry.timeout):
-                    outcome = await post(
-                        self.client, config, entry.task_id, body, self.keys, self.issuer
-                    )
-            except TimeoutError:
-                outcome = Outcome(False, True, f"no answer within {self.retry.timeout} s")
-            await self._settle(entry, config.url, outcome)
+            telemetry = self.telemetry
+            if telemetry is None:
+                await self._settle(entry, config.url, await self._attempt(entry, config, body))
+                return
+            with telemetry.push_attempt(entry, config.url) as attempt:
+                outcome = await self._attempt(entry, config, body, attempt.headers)
+                settled = await self._settle(entry, config.url, outcome)
+                attempt.ended(outcome.delivered, settled, outcome.status)
         except Exception:
             logger.exception("push delivery %s of task %s failed", entry.id, entry.task_id)
 
-    async def _settle(self, entry: OutboxEntry, url: str, outcome: Outcome) -> None:
+    async def _attempt(
+        self,
+        entry: OutboxEntry,
+        config: PushNotificationConfig,
+        body: bytes,
+        trace: Mapping[str, str] | None = None,
+    ) -> Outcome:
+        assert self.client is not None  # deliveries run between start and aclose
+        try:
+            async with asyncio.timeout(self.retry.timeout):
+                return await post(
+                    self.client, config, entry.task_id, body, self.keys, self.issuer, trace
+                )
+        except TimeoutError:
+            return Outcome(False, True, f"no answer within {self.retry.timeout} s")
+
+    async def _settle(self, entry: OutboxEntry, url: str, outcome: Outcome) -> bool:
+        """Remove the entry, or put it off for another attempt (then ``False``)."""
         attempts = entry.attempts + 1
         if outcome.delivered:
             await self.store.outbox_done(entry.id)
             logger.debug("task %s event %s delivered to %s", entry.task_id, entry.sequence, url)
-            return
+            return True
         if outcome.retry:
             wait = outcome.retry_after
             # Retry-After is honoured, but never as "at once": a webhook answering
@@ -194,9 +217,10 @@ class PushWorker:
                     entry.task_id, entry.sequence, url, outcome.reason, attempts + 1,
                     due - time.time(),
                 )  # fmt: skip
-                return
+                return False
         await self.store.outbox_done(entry.id)
         logger.warning(
             "push notification of task %s event %s to %s is dead after %d attempt(s): %s",
             entry.task_id, entry.sequence, url, attempts, outcome.reason,
         )  # fmt: skip
+        return True

@@ -34,6 +34,7 @@ from parley.types import (
 
 if TYPE_CHECKING:
     from parley.server.tasks._runs import TaskRuns
+    from parley.telemetry import TurnRecord
 
 logger = logging.getLogger("parley.server")
 
@@ -70,10 +71,10 @@ async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
     One coroutine for the run and what settles it (a second one, awaited, cost every
     send its frame)."""
     turn.began = True
-    traced = (
-        None if runs.telemetry is None else runs.telemetry.begin_turn(live.task_id, live.context_id)
-    )
+    traced = None
     try:
+        if runs.telemetry is not None:  # the agent's code in the turn's span
+            traced = await runs.telemetry.begin_turn(live.task_id, live.context_id)
         if turn.ended:  # stopped before it began (``Turn.stop``): nothing to run
             return
         if runs.owners is not None and turn.lease is None:
@@ -102,19 +103,19 @@ async def run_turn(runs: TaskRuns, live: LiveTask, turn: Turn, context: RequestC
             if turn.lease is not None:  # the lease first, then the slot (``Turn``)
                 await turn.give_up_lease()
         finally:
-            _over(runs, live, turn)
-            if traced is not None:
-                traced.end()
+            _over(runs, live, turn, traced)
 
 
-def _over(runs: TaskRuns, live: LiveTask, turn: Turn) -> None:
-    """The run is over: free its slot, forget it, let go of the task."""
+def _over(runs: TaskRuns, live: LiveTask, turn: Turn, traced: TurnRecord | None) -> None:
+    """The run is over: free its slot, forget it, let go of the task, end its span."""
     turn.end()
     runs.ran(turn)
     runs.let_go(live)
     if live.last_turn is turn:  # over: no cycle (live -> turn -> live) keeps the log
         live.last_turn = None
         live.log.loop = None  # known while a run is on it (``TaskRuns.start``)
+    if traced is not None:
+        traced.end()
 
 
 async def _failed(runs: TaskRuns, live: LiveTask, turn: Turn) -> None:

@@ -24,7 +24,10 @@ from parley.protocol import (
     UnsupportedOperationError,
     ends_interaction,
     is_interrupted,
+    is_terminal,
 )
+from parley.protocol._errors import shorten
+from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._agent import AgentExecutor, check_agent
 from parley.server.agent._context import CallContext
 from parley.server.auth._keys import SigningKeys
@@ -63,6 +66,8 @@ from parley.types import (
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
+
+    from parley.telemetry import Telemetry
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
 EventStream = AsyncIterator[tuple[int, Event]]
@@ -124,6 +129,8 @@ class RequestHandler:
             tracer_provider, meter_provider, agent_name=card.name
         )
         """Where spans and metrics go (``None``: nowhere; see ``parley.telemetry``)."""
+        if self.telemetry is not None:
+            _trace_store(self.telemetry, store)
         self.cancels = Cancels(agent, self.runs)
         self.sent = SentMessages(self.runs)
         self.sends = Sends(self.runs, self.sent, limits, self._require_push)
@@ -134,7 +141,11 @@ class RequestHandler:
         if card.capabilities.push_notifications:
             settings = push if push is not None else PushSettings()
             self.push = PushService(
-                self.task_store, self.signing_keys, settings, issuer=card.url or None
+                self.task_store,
+                self.signing_keys,
+                settings,
+                issuer=card.url or None,
+                telemetry=self.telemetry,
             )
             self.runs.notifications = self.push
 
@@ -178,7 +189,7 @@ class RequestHandler:
 
     async def get_task(self, params: TaskQueryParams, call: CallContext | None = None) -> Task:
         """The task as it is now, its history trimmed to ``historyLength``."""
-        self.limits.check_id("id", params.id)
+        self.limits.check_request(params)
         check_history_length(params.history_length)
         owner = _caller(call)
         live = self.runs.live.get(params.id)
@@ -202,6 +213,7 @@ class RequestHandler:
         """
         if not hasattr(self.task_store, "list_tasks"):
             raise UnsupportedOperationError("This agent's task store cannot list tasks")
+        self.limits.check_request(params)
         owner = _caller(call)
         return await list_tasks(self.task_store, self.runs.live, params, owner)
 
@@ -212,32 +224,57 @@ class RequestHandler:
         task. Raises ``TaskNotCancelableError`` for a task in another terminal state, or
         when the agent refuses. Reaches the run on whichever process runs it.
         """
-        self.limits.check_id("id", params.id)
-        self.limits.check_metadata("metadata", params.metadata)
+        self.limits.check_request(params)
         return await self.cancels.cancel(params.id, params.metadata, call or CallContext())
 
     async def resubscribe(
         self, params: TaskIdParams, call: CallContext | None = None
     ) -> EventStream:
-        """Stream a task's events: the current Task first, then live events until the run
-        ends. With ``call.last_event_id`` (the ``Last-Event-ID`` the client saw), replay
-        every event after it instead, with no gap and no duplicate. A task that asked for
-        input while its run is still finishing is followed through its next run; a task
-        waiting or finished, or running in no run of this process, ends the stream after
-        the Task.
+        """Stream a task's events: the current Task first, then live events until the
+        stream ends where the call's version says (``VersionRules.subscription_ends``:
+        v0.3 at the end of the run, v1.0 at a terminal state, following the task through
+        the turns its next messages start). With ``call.last_event_id`` (the
+        ``Last-Event-ID`` the client saw), replay every event after it instead, with no
+        gap and no duplicate. A stream ends only at an event that ends it, read from the
+        task's log; or after the Task, when the version ends it there or nothing more
+        can come (a task no run of this process or any other will move on).
+
+        Raises ``TaskNotFoundError``, and for a task in a terminal state the version's
+        ``subscribe_to_terminal`` error when it names one (v1.0), unless the call resumes
+        a stream with events still to replay.
         """
         self._require("resubscribe")
-        self.limits.check_id("id", params.id)
+        self.limits.check_request(params)
         owner = _caller(call)
-        async with self.runs.hold(params.id, owner):
-            pass  # raises TaskNotFoundError now rather than in the stream
+        rules = rules_for(_version(call))
         after = call.last_event_id if call is not None else None
-        return self._follow(params.id, after, owner)
+        async with self.runs.hold(params.id, owner) as live:  # not found: raised now
+            refused = rules.subscribe_to_terminal
+            if refused is not None and not self._replays(live, after):
+                if self.runs.owners is not None:
+                    await self.runs.catch_up(live)
+                assert live.task is not None
+                state = live.task.status.state
+                if is_terminal(state):
+                    raise refused(
+                        f"Task {params.id} is {state.value}: a task in a terminal state "
+                        "cannot be subscribed to; read it with GetTask"
+                    )
+        return self._follow(params.id, after, owner, rules)
 
-    async def _follow(self, task_id: str, after: int | None, owner: str | None) -> EventStream:
+    @staticmethod
+    def _replays(live: LiveTask, after: int | None) -> bool:
+        """Whether a stream resumed after event ``after`` has events to replay."""
+        return after is not None and after < live.log.last_sequence
+
+    async def _follow(
+        self, task_id: str, after: int | None, owner: str | None, rules: VersionRules
+    ) -> EventStream:
+        ends = rules.subscription_ends
         async with self.runs.hold(task_id, owner) as live:
             with self.runs.following(task_id):  # the other processes note its events
-                elsewhere = await self.runs.elsewhere(live)
+                if self.runs.owners is not None:  # another process may have moved it on
+                    await self.runs.catch_up(live)
                 assert live.task is not None
                 log, replayed = live.log, False
                 position = None if after is None else min(after, log.last_sequence)
@@ -247,19 +284,36 @@ class RequestHandler:
                         position = None  # those events are gone: the Task stands in for them
                     for entry in stored if position is not None else ():
                         yield entry.sequence, entry.event
-                        if ends_interaction(entry.event):
+                        if ends(entry.event):
                             return
                         position, replayed = entry.sequence, True
-                # asked once, of the task as the stream finds it: asked again after the
-                # Task is read, a next run that began and ended meanwhile (as one that
-                # never waits does, in its send: ``TaskRuns.start``) went unfollowed
-                follow = elsewhere or _followed(live)
+                # Whether more will come is asked of the task's state as read, never of
+                # whether some run holds its slot this instant: the recovery sweep takes
+                # the slot for a moment to probe a task another process runs.
+                follow = self._more_to_come(live, rules)
                 if position is None or not (replayed or follow):
                     position = log.last_sequence
-                    yield position, _trim(live.task, None)
+                    task = _trim(live.task, None)
+                    yield position, task
+                    if ends(task) and not follow:
+                        return
                 if follow:
-                    async for item in log.read(position, ends_interaction):
+                    async for item in log.read(position, ends):
                         yield item
+
+    def _more_to_come(self, live: LiveTask, rules: VersionRules) -> bool:
+        """Whether events that a subscription to ``live`` waits for can still come: a
+        task not in a terminal state whose next events reach this log (a run here, or
+        with a shared store, wherever it runs or a recovery sweep settles it); for a
+        task waiting for input, only where the version follows pauses, or while the
+        run that asked is still finishing."""
+        assert live.task is not None
+        state = live.task.status.state
+        if is_terminal(state):
+            return False
+        if is_interrupted(state):
+            return rules.follows_pauses or live.winding_down
+        return live.turn is not None or self.runs.owners is not None
 
     def _heard(self, note: str) -> None:
         """A note from another process (see ``_bus``)."""
@@ -289,6 +343,7 @@ class RequestHandler:
         task's when none is given. Raises ``TaskNotFoundError``, or ``InvalidParamsError``
         for a URL or authentication the agent will not deliver to."""
         push = self._require_push("set_push_config")
+        self.limits.check_request(params)
         owner = _caller(call)
         async with self.runs.hold(params.task_id, owner) as live:
             await push.configs.check(params.push_notification_config)
@@ -302,16 +357,20 @@ class RequestHandler:
         self, params: GetTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> TaskPushNotificationConfig:
         """One push config of the task (spec 7.6): the one with the task's id when no
-        config id is given."""
+        config id is given. A config the task does not have answers the error the call's
+        version names (``VersionRules.push_config_missing``)."""
         push = self._require_push("get_push_config")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
-        return await push.configs.get(params.id, params.push_notification_config_id)
+        missing = rules_for(_version(call)).push_config_missing
+        return await push.configs.get(params.id, params.push_notification_config_id, missing)
 
     async def list_push_configs(
         self, params: ListTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> list[TaskPushNotificationConfig]:
         """Every push config of the task (spec 7.7)."""
         push = self._require_push("list_push_configs")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
         return await push.configs.list(params.id)
 
@@ -320,6 +379,7 @@ class RequestHandler:
     ) -> None:
         """Remove one push config of the task (spec 7.8); no error if it has no such one."""
         push = self._require_push("delete_push_config")
+        self.limits.check_request(params)
         await self._require_task(params.id, call)
         await push.configs.delete(params.id, params.push_notification_config_id)
         await push_configs_changed(self.runs, params.id)
@@ -339,8 +399,13 @@ class RequestHandler:
     async def get_extended_card(
         self, params: None = None, call: CallContext | None = None
     ) -> AgentCard:
-        """The authenticated extended card, when one is configured."""
-        self._require("get_extended_card")
+        """The authenticated extended card, when one is configured. A card that declares
+        none answers the error the call's version names
+        (``VersionRules.extended_card_undeclared``)."""
+        if Capability.extended_card not in self.capabilities:
+            raise rules_for(_version(call)).extended_card_undeclared(
+                "This agent's card declares no authenticated extended card"
+            )
         extended = self.extended_card
         if extended is None:
             raise AuthenticatedExtendedCardNotConfiguredError(
@@ -394,6 +459,16 @@ class RequestHandler:
                     await self.runs.bus.aclose()
 
 
+def _trace_store(telemetry: Telemetry, store: Store) -> None:
+    """Let ``store`` record its group commits, and keep each task's latest turn for the
+    other processes when they share it."""
+    writer = getattr(store, "writer", None)  # a SQL store's group commit
+    if writer is not None:
+        writer.telemetry = telemetry
+    if store.shared and hasattr(store, "save_trace"):
+        telemetry.traces = store
+
+
 def declared_capabilities(card: AgentCard) -> frozenset[Capability]:
     """The capabilities ``card`` declares (each is a field of the card)."""
     declared = {
@@ -429,7 +504,7 @@ def _version(call: CallContext | None) -> str:
 
 
 def _not_found(task_id: str) -> TaskNotFoundError:
-    return TaskNotFoundError(f"Task {task_id} was not found")
+    return TaskNotFoundError(f"Task {shorten(task_id)} was not found")
 
 
 def _trim(task: Task, history_length: int | None) -> Task:
@@ -439,12 +514,3 @@ def _trim(task: Task, history_length: int | None) -> Task:
         return task
     kept = history[len(history) - history_length :] if history_length else []
     return task.model_copy(update={"history": kept})
-
-
-def _followed(live: LiveTask) -> bool:
-    """Whether a resubscriber has more to wait for here: a run of this process, or, for
-    a task that asked for input while its run is still finishing, the next run."""
-    assert live.task is not None
-    if live.turn is not None:
-        return True
-    return is_interrupted(live.task.status.state) and live.winding_down

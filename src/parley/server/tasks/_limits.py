@@ -16,7 +16,7 @@ from typing import Any
 from pydantic_core import to_json
 
 from parley.protocol import InvalidParamsError
-from parley.types import Message, MessageSendParams
+from parley.types import Message, MessageSendParams, TaskPushNotificationConfig
 
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f]")
 
@@ -43,6 +43,20 @@ class Limits:
         # decides the rest (a non-printable character that is no control, e.g. U+2028)
         if not value.isprintable() and _UNPRINTABLE.search(value):
             raise InvalidParamsError(f"{field} contains a control character")
+
+    def check_request(self, params: Any) -> None:
+        """Every id and the metadata the params of an operation other than a send carry
+        (``TaskIdParams``, ``TaskQueryParams``, ``ListTasksParams``, the push config
+        params, ``TaskPushNotificationConfig``): each of those operations passes here
+        first, so no store ever sees an id out of bounds."""
+        for attribute, field in _ID_FIELDS:
+            value = getattr(params, attribute, None)
+            if value is not None:
+                self.check_id(field, value)
+        if isinstance(params, TaskPushNotificationConfig):
+            self.check_id("pushNotificationConfig.id", params.push_notification_config.id)
+        else:
+            self.check_metadata("metadata", params.metadata)
 
     def check_metadata(self, field: str, metadata: dict[str, Any] | None) -> None:
         if not metadata:
@@ -89,5 +103,13 @@ def _depth(value: Any, stop: int) -> int:
     children = value.values() if isinstance(value, dict) else value
     return 1 + max((_depth(child, stop - 1) for child in children), default=0)
 
+
+_ID_FIELDS = (
+    ("id", "id"),
+    ("task_id", "taskId"),
+    ("context_id", "contextId"),
+    ("push_notification_config_id", "pushNotificationConfigId"),
+)
+"""The ids an operation's params may carry: attribute, and field as the wire names it."""
 
 DEFAULT_LIMITS = Limits()

@@ -62,6 +62,8 @@ async def _settle(runs: TaskRuns, live: LiveTask) -> int:
         await turn.give_up_lease()
         turn.end()
         return 0
+    if runs.telemetry is not None and runs.owners is not None:  # another process's lease
+        await runs.telemetry.lease_takeover(live.task_id)
     if isinstance(runs.agent, ResumableAgent):
         logger.info("resuming task %s after a restart", live.task_id)
         context = RequestContext(

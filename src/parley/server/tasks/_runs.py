@@ -232,7 +232,7 @@ class TaskRuns:
         maybe any; ``task_id`` ``"*"``: catch up on every task here)."""
         lives = [self.live.get(task_id)] if task_id != "*" else list(self.live.values())
         for live in lives:
-            if live is None or live.turn is not None:
+            if live is None or _writes_here(live):
                 continue  # not followed here, or run here: this process wrote them
             if sequence is not None and live.log.last_sequence >= sequence:
                 continue
@@ -384,7 +384,7 @@ class TaskRuns:
             # Stored before any reader sees it: a sequence number a client was given
             # always names the same event, even after a crash and restart.
             lease = None if self.owners is None else self._writing_lease(current)
-            await self.store.append(
+            write = self.store.append(
                 live.task_id,
                 batch,
                 outbox=outbox,
@@ -393,6 +393,7 @@ class TaskRuns:
                 release=ends and lease is not None,  # before the slot is free
                 owner=live.owner,
             )
+            await (write if self.telemetry is None else self.telemetry.store_write(write, batch))
             if current is not None:
                 current.lease = None if ends or lease is None else replace(lease, new=False)
             if outbox and self.notifications is not None:
@@ -605,3 +606,11 @@ def _fold(
         if type(event) is not TaskArtifactUpdateEvent and ends_interaction(event):
             return task, True, None
     return task, False, None
+
+
+def _writes_here(live: LiveTask) -> bool:
+    """Whether a run of this process holds ``live``'s lease, and so wrote its events. A
+    run slot without a lease is not one: a send or a recovery sweep waiting to take the
+    lease, which another process may hold and be writing with."""
+    turn = live.turn
+    return turn is not None and turn.lease is not None

@@ -156,15 +156,15 @@ for _statement in (INSERT_EVENT, PG_INSERT_EVENT):  # AppendWrite builds event r
 
 
 def starts_log(logged: Sequence[StoredEvent]) -> bool:
-    """Whether an append of ``logged`` starts its task's log (sequence 1). Its snapshot,
-    if it has one, is then the fold of these events from no task (``TaskRuns.create``
-    starts a task with none; its first event carries the user's message), the whole
-    log, which ``get`` and ``list_tasks`` replay from a row without one, as they do for a
-    stream's task before its first checkpoint. So such an append need not store the
-    snapshot (an echo send: ~530 B of JSON serialized, bound and written into the row's
-    pages, fewer WAL frames a commit); the cost moves to a later ``get`` of the task
-    (its events parsed rather than the snapshot). SQLite's store leaves it out
-    (``SQLStore.append``), PostgreSQL's one-statement batch too (``_pg_batch``)."""
+    """Whether an append of ``logged`` starts its task's log (sequence 1). Its snapshot, if
+    it has one, is then the fold of these events from no task (``TaskRuns.create`` starts a
+    task with none; its first event carries the user's message), the whole log, which ``get``
+    and ``list_tasks`` replay from a row without one, as they do for a stream's task before
+    its first checkpoint. So such an append need not store the snapshot (a task's JSON
+    serialized, bound and written into the row's pages, fewer WAL frames a commit); the cost
+    moves to a later ``get`` of the task (its events parsed rather than the snapshot).
+    SQLite's store leaves it out (``SQLStore.append``), PostgreSQL's one-statement batch too
+    (``parley._speedups._pg_batch``)."""
     return bool(logged) and logged[0].sequence == 1
 
 

@@ -32,8 +32,8 @@ cancelled leaves its write in the batch (it may still be committed), and never c
 anyone else's.
 
 A batch of new tasks' writes (new leases, events, snapshots; no lease to take or
-check, no task twice) is one statement instead (``_pg_batch``): one round trip, not
-``BEGIN``, a statement per kind and ``COMMIT``.
+check, no task twice) is one statement instead (``parley._speedups.postgres``): one
+round trip, not ``BEGIN``, a statement per kind and ``COMMIT``.
 
 If the shared transaction (or statement) fails, each write of the batch runs again in
 a transaction of its own, so each caller gets its own result (``ValueError`` for a
@@ -44,10 +44,12 @@ fails, the batch's callers get the error and the drain gives the connection up.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+import weakref
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from parley._speedups.postgres import write_at_once
 from parley.stores._protocols import LeaseLostError, lost
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores.sql._group import (
@@ -63,7 +65,9 @@ from parley.stores.sql._group import (
     LeaseWrite,
     SaveWrite,
 )
-from parley.stores.sql._pg_batch import one_statement, write_at_once
+
+if TYPE_CHECKING:
+    from parley.telemetry import Telemetry
 
 Write = AppendWrite | SaveWrite | LeaseWrite
 Batch = list[tuple[Write, "asyncio.Future[Any]"]]
@@ -99,12 +103,20 @@ class PostgresWriter:
         self._idle: list[asyncio.Future[bool]] = []
         """Drains waiting, with their connection, for writes (``True``) or the end of
         their linger (``False``)."""
+        self.telemetry: Telemetry | None = None
+        """When set, each commit is a span linked to the writes it carries."""
+        self._origins: weakref.WeakKeyDictionary[asyncio.Future[Any], Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The span each queued write was submitted in (while ``telemetry`` is set)."""
 
     async def submit(self, write: Write) -> Any:
         """Write in the next batch; returns once it is committed (with what a
         ``LeaseWrite`` took: ``(token, expires, last sequence)`` or ``None``), or raises
         its error."""
         future = asyncio.get_running_loop().create_future()
+        if self.telemetry is not None:
+            self._origins[future] = self.telemetry.origin()
         self._queue.append((write, future))
         self._wake()
         return await future
@@ -202,7 +214,13 @@ class PostgresWriter:
     async def _write(self, raw: Any, batch: Batch) -> None:
         self._committing += 1
         try:
-            await _commit(raw, batch)
+            telemetry = self.telemetry
+            if telemetry is None:
+                await _commit(raw, batch)
+                return
+            origins = [self._origins.pop(future, None) for _, future in batch]
+            with telemetry.store_batch(origins):
+                await _commit(raw, batch)
         finally:
             self._committing -= 1
 
@@ -253,17 +271,17 @@ async def _commit(raw: Any, batch: Batch) -> None:
     """Write ``batch`` in one transaction, or each write alone if that fails; raises
     only when the connection fails."""
     writes = [write for write, _ in batch]
-    at_once = one_statement(writes)
+    at_once = True
     try:
-        if at_once:
-            taken = await write_at_once(raw, writes)
-        else:
+        taken = await write_at_once(raw, writes)  # ``None``: declined, nothing written
+        if taken is None:
+            at_once = False
             async with raw.transaction():
                 taken = await _apply(raw, writes)
     except Exception as error:
         if raw.is_closed():
             raise
-        if len(batch) == 1 and not at_once:  # the statement's plain inserts: see _pg_batch
+        if len(batch) == 1 and not at_once:  # the statement's plain inserts: see _speedups
             _finish(batch[0][1], _translated(error, batch[0][0]))
             return
         for write, future in batch:

@@ -97,10 +97,21 @@ outbox = Table(
     Column("created", Double, nullable=False, server_default="0"),
     Column("holder", String, nullable=True),
     Column("leased_until", Double, nullable=False, server_default="0"),
+    Column("traceparent", String, nullable=True),
     Index("ix_parley_outbox_due", "due"),
     Index("ix_parley_outbox_task_id", "task_id"),
     Index("ix_parley_outbox_lane", "task_id", "config_id", "id"),
 )
+
+task_traces = Table(
+    "parley_task_traces",
+    metadata,
+    Column("task_id", String, primary_key=True),
+    Column("traceparent", String, nullable=False),
+)
+"""The W3C ``traceparent`` of each task's latest traced turn, with a store several
+processes share: what another process links a resubscribe, a follow-up's turn or a
+takeover to."""
 
 leases = Table(
     "parley_leases",

@@ -361,6 +361,7 @@ async def _append(connection: AsyncConnection, part: Append) -> None:
                     "attempts": entry.attempts,
                     "due": entry.due,
                     "created": entry.created or written,
+                    "traceparent": entry.traceparent,
                 }
                 for entry in part.outbox
             ],

@@ -74,11 +74,15 @@ import os
 import sqlite3
 import sys
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.dialects import sqlite
+
+if TYPE_CHECKING:
+    from parley.telemetry import Telemetry
 
 Write = Callable[[sqlite3.Connection], Any]
 """One caller's write: runs in ``flush``, inside the batch's transaction."""
@@ -160,12 +164,20 @@ class SQLiteWriter:
         self._checkpointer: _Checkpointer | None = None
         self._commits = 0  # since the checkpointer was last woken
         self._wake_at = _CHECKPOINT_ROWS  # the connection's total_changes
+        self.telemetry: Telemetry | None = None
+        """When set, each commit is a span linked to the writes it carries."""
+        self._origins: weakref.WeakKeyDictionary[asyncio.Future[Any], Any] = (
+            weakref.WeakKeyDictionary()
+        )
+        """The span each queued write was submitted in (while ``telemetry`` is set)."""
 
     async def submit(self, write: Write) -> Any:
         """Run ``write`` in the next batch; returns its result once the batch is
         committed, or raises what it raised."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
+        if self.telemetry is not None:
+            self._origins[future] = self.telemetry.origin()
         with self._lock:
             first = not self._pending
             self._pending.append(_Job(write, future))
@@ -195,7 +207,7 @@ class SQLiteWriter:
                 outcomes: list[_Outcome] = [(job, None, error) for job in batch]
                 waiting: list[_Job] = []
             else:
-                outcomes, waiting = _commit(connection, batch)
+                outcomes, waiting = self._commit(connection, batch)
                 self._commits += 1
                 if self._commits >= _CHECKPOINT_EVERY or connection.total_changes >= self._wake_at:
                     self._commits = 0
@@ -206,6 +218,16 @@ class SQLiteWriter:
                 self._pending[:0] = waiting
                 waiting[0].future.get_loop().call_later(_RETRY, self.flush)
         _settle(outcomes)
+
+    def _commit(
+        self, connection: sqlite3.Connection, batch: list[_Job]
+    ) -> tuple[list[_Outcome], list[_Job]]:
+        telemetry = self.telemetry
+        if telemetry is None:
+            return _commit(connection, batch)
+        origins = [self._origins.pop(job.future, None) for job in batch]
+        with telemetry.store_batch(origins):
+            return _commit(connection, batch)
 
     @property
     def restarts(self) -> int:

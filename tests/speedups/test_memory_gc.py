@@ -1,8 +1,9 @@
-"""The memory store holds finished tasks where the garbage collector does not look.
+"""The memory store holds finished tasks where the garbage collector does not look
+(``parley._speedups.memory``; skipped where the seam is off, ``PARLEY_SPEEDUPS=0``).
 
 A full collection walks every container it tracks; a store that kept each finished task
 (or each sent message) in a tracked container would make every collection, and so the
-p99 latency of a busy server, grow with the number of tasks it has stored.
+tail latency of a busy server, grow with the number of tasks it has stored.
 """
 
 from __future__ import annotations
@@ -10,10 +11,14 @@ from __future__ import annotations
 import gc
 import linecache
 
+import pytest
+
+from parley._speedups import enabled
 from parley.stores import MemoryStore, StoredEvent
 from parley.types import Message, Role, Task, TaskState, TaskStatus, TextPart
 
 TASKS = 3000
+pytestmark = pytest.mark.skipif(not enabled(), reason="PARLEY_SPEEDUPS=0: the plain path")
 
 
 def task(number: int, state: TaskState) -> Task:

@@ -9,10 +9,11 @@ wake-up of the event loop. ``write_batch`` does it all in one statement, whose
 data-modifying ``WITH`` parts PostgreSQL runs as one: a statement outside a transaction
 block is its own transaction, so the batch is still written whole or not at all.
 
-The parts of one statement see the same snapshot of the tables and not each other's
-rows, so the batch goes this way only when no two of its writes are for the same task
+The parts of one statement see the same snapshot of the tables and not each other's rows,
+so the batch goes this way only when no two of its writes are for the same task
 (``one_statement``), and only with what needs no reading first: a lease to take, or an
-append fenced by a stored lease, goes the transaction's way (``_pg_writer._apply``).
+append fenced by a stored lease, goes the transaction's way
+(``parley.stores.sql._pg_writer._apply``).
 
 A new task's lease (``Lease.new``) is stored with ``ON CONFLICT DO NOTHING``, or, when
 the append gives it up (the run ends with the task's first write), only checked for:
@@ -112,7 +113,7 @@ def one_statement(writes: Sequence[Write]) -> bool:
     return True
 
 
-async def write_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
+async def write_batch_at_once(raw: Any, writes: Sequence[Write]) -> dict[Write, Any]:
     """Write a batch ``one_statement`` accepts; returns ``LeaseLostError`` for each
     append whose new lease another holder has (its rows are not written)."""
     held: list[tuple[Any, ...]] = []

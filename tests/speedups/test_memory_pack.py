@@ -15,10 +15,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from parley._speedups import _memory_pack
 from parley._speedups._v03_json import written_pieces
 from parley.protocol import apply
 from parley.server import RequestHandler, agent
-from parley.stores import MemoryStore, StoredEvent, _memory_pack
+from parley.stores import MemoryStore, StoredEvent
 from parley.types import (
     AgentCapabilities,
     AgentCard,

@@ -1,5 +1,6 @@
-"""``text_chunk``: a text chunk's event, whose wire JSON is made from its text's JSON and
-must be the serialiser's, byte for byte (the store and every stream send it)."""
+"""A text chunk's event made without validating (``built_text_chunk``) and its wire JSON
+made from its text's JSON (``chunk_json``): the validated event and the serialiser's
+bytes, byte for byte (the store and every stream send it)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,35 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from parley._speedups._chunks import built_text_chunk, chunk_json
 from parley.types import (
     A2AModel,
     Artifact,
     TaskArtifactUpdateEvent,
     TextPart,
 )
-from parley.types._events import text_chunk
+from parley.types._events import text_chunk as validated_chunk
 
 FLAGS = (None, True, False)
+
+
+def text_chunk(
+    task_id: str,
+    context_id: str,
+    artifact_id: str,
+    text: str,
+    name: str | None = None,
+    append: bool | None = None,
+    last_chunk: bool | None = None,
+) -> TaskArtifactUpdateEvent:
+    """The event as the server's ``TaskUpdater`` makes it: built, or else validated."""
+    fields = (task_id, context_id, artifact_id, text, name, append, last_chunk)
+    return built_text_chunk(*fields) or validated_chunk(*fields)
+
+
+def _json(event: TaskArtifactUpdateEvent) -> bytes:
+    """The event's JSON as the store and the streams write it: written, or serialised."""
+    return chunk_json(event) or A2AModel.to_json(event)
 
 
 def _serialised(event: TaskArtifactUpdateEvent) -> bytes:
@@ -49,7 +70,7 @@ def test_a_chunks_json_is_the_serialisers(
     )
     assert event == expected
     assert _as_made(event) == _as_made(_validated(*ids, text, name, append, last_chunk))
-    assert event.to_json() == _serialised(expected)  # (no lone surrogates: see below)
+    assert chunk_json(event) == _serialised(expected)  # (no lone surrogates: see below)
 
 
 def _validated(
@@ -97,6 +118,7 @@ def test_values_validation_would_change_or_refuse_are_validated() -> None:
     class Name(str):
         pass
 
+    assert built_text_chunk("t", "c", "a", "text", Name("answer")) is None
     event = text_chunk("t", "c", "a", "text", Name("answer"), append=1)  # type: ignore[arg-type]
     expected = _validated("t", "c", "a", "text", Name("answer"), append=1)
     assert _as_made(event) == _as_made(expected)
@@ -112,7 +134,7 @@ def test_values_validation_would_change_or_refuse_are_validated() -> None:
 )
 def test_texts_that_json_escapes(text: str) -> None:
     event = text_chunk("t", "c", "a", text, append=True)
-    assert event.to_json() == _serialised(event)
+    assert _json(event) == _serialised(event)
 
 
 def test_chunks_of_one_artifact_then_another() -> None:
@@ -126,19 +148,19 @@ def test_chunks_of_one_artifact_then_another() -> None:
         text_chunk("t2", "c2", "a", "six", append=True),
     ]
     for event in made:
-        assert event.to_json() == _serialised(event)
+        assert _json(event) == _serialised(event)
 
 
 def test_a_copy_or_a_change_of_a_made_chunk_is_serialised_anew() -> None:
     """The JSON goes with the event as made: a copy with a change has its own."""
     event = text_chunk("t", "c", "a", "one", append=True)
     for changed in (event.copied(append=False), event.model_copy(update={"append": False})):
-        assert b'"append":false' in changed.to_json()
-        assert changed.to_json() == _serialised(changed)
+        assert b'"append":false' in _json(changed)
+        assert _json(changed) == _serialised(changed)
 
 
 def test_a_lone_surrogate_is_refused_when_serialised_not_when_made() -> None:
     """As an event validated from the same fields: no JSON can hold it."""
     event = text_chunk("t", "c", "a", "\ud800")
     with pytest.raises(ValueError, match="surrogates not allowed"):
-        event.to_json()
+        _json(event)

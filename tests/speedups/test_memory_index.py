@@ -9,7 +9,9 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley.stores._memory_index import CHUNK, SortedKeys, _key, _position
+from parley._speedups._memory_index import CHUNK, SortedKeys
+from parley.stores._memory_index import key as _key
+from parley.stores._memory_index import position as _position
 
 TIMES = st.floats(min_value=-1e12, max_value=1e12)
 """Status times, epoch seconds: ~30,000 years either side of 1970."""
