@@ -24,8 +24,9 @@ _Names = Annotated[
 @agent_command()
 def check(
     url: Annotated[
-        str | None, typer.Argument(help="The agent's base URL (not needed with --list).")
-    ] = None,
+        str,
+        typer.Argument(help="The agent's base URL (not needed with --list).", show_default=False),
+    ] = "",  # "" rather than None: the shared options read it (an empty one is refused below)
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     junit_file: Annotated[
@@ -66,7 +67,7 @@ def check(
     if list_checks:
         out.print(listing(chosen), soft_wrap=True, markup=False)
         return
-    if url is None:
+    if not url:
         fail(ExitCode.usage, "give the agent's URL (or --list)")
     options = _Options(
         _split(only), _split(skip), strict, timeout, overall_timeout, webhook, receiver,
