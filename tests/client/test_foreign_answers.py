@@ -32,6 +32,7 @@ from parley.types import (
     AgentCapabilities,
     AgentCard,
     Event,
+    ProtocolInterface,
     PushNotificationConfig,
     TaskPushNotificationConfig,
 )
@@ -248,3 +249,30 @@ async def test_jsonrpc_stream_error_in_either_form(
     url = served(Answering(200, body, content_type))
     with pytest.raises(TaskNotFoundError, match="gone"):
         await resubscribe_all(agent_card(f"{url}/", "JSONRPC"), "no-such-task")
+
+
+@pytest.mark.parametrize(
+    ("transport", "protocol"),
+    [("JSONRPC", "0.3"), ("JSONRPC", "1.0"), ("HTTP+JSON", "0.3"), ("HTTP+JSON", "1.0")],
+)
+@pytest.mark.parametrize("status", [204, 200, 202])
+async def test_an_empty_success_answers_a_push_config_delete(
+    served: Any, transport: str, protocol: str, status: int
+) -> None:
+    """Spec 7.8: the delete's result is empty; any 2xx with no body (the ``204 No
+    Content`` some agents send) is that result, not a foreign answer."""
+    app = Answering(status, b"")
+    url = served(app)
+    card = agent_card(url, transport).model_copy(
+        update={
+            "capabilities": AgentCapabilities(streaming=True, push_notifications=True),
+            "supported_interfaces": [
+                ProtocolInterface(url=url, protocol_binding=transport, protocol_version=protocol)
+            ],
+        }
+    )
+    async with connect(card) as client:
+        await client.delete_push_config("t1", "c1")  # no NotAnAgentError
+        with pytest.raises(NotAnAgentError, match=f"HTTP {status}"):
+            await client.get_push_config("t1", "c1")  # a result that cannot be empty
+    assert len(app.paths) == 2

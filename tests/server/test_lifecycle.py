@@ -45,9 +45,14 @@ def _message(text: str, **fields: Any) -> dict[str, Any]:
     }
 
 
-async def _rpc(client: httpx.AsyncClient, method: str, params: Any) -> dict[str, Any]:
+V1 = {"A2A-Version": "1.0"}
+
+
+async def _rpc(
+    client: httpx.AsyncClient, method: str, params: Any, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    response = await client.post("/", json=request)
+    response = await client.post("/", json=request, headers=headers)
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
@@ -129,17 +134,20 @@ def test_two_concurrent_answers_are_never_lost(kind: str, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("kind", STORES)
 def test_concurrent_cancels_both_answer_canceled(kind: str, tmp_path: Path) -> None:
-    """tasks/cancel is idempotent (spec 7.4): a second cancel answers the canceled task."""
+    """CancelTask is idempotent in v1.0 (v1.0.1 3.3.1): cancels at once, and one after,
+    all answer the canceled task. A v0.3 tasks/cancel of the canceled task answers
+    -32002 (v0.3.0 8.2: a task already canceled cannot be canceled)."""
 
     async def scenario(base: str) -> list[dict[str, Any]]:
         async with httpx.AsyncClient(base_url=base, timeout=30) as client:
             counting = _message("count to 300")
             params = {"message": counting, "configuration": {"blocking": False}}
             started = (await _rpc(client, "message/send", params))["result"]
-            replies = await asyncio.gather(
-                *(_rpc(client, "tasks/cancel", {"id": started["id"]}) for _ in range(3))
-            )
-            replies.append(await _rpc(client, "tasks/cancel", {"id": started["id"]}))
+            cancel = {"id": started["id"]}
+            at_once = (_rpc(client, "CancelTask", cancel, V1) for _ in range(3))
+            replies = await asyncio.gather(*at_once)
+            replies.append(await _rpc(client, "CancelTask", cancel, V1))
+            replies.append(await _rpc(client, "tasks/cancel", cancel))
             return replies
 
     with _serve(kind, tmp_path) as store:
@@ -147,7 +155,9 @@ def test_concurrent_cancels_both_answer_canceled(kind: str, tmp_path: Path) -> N
         with running(app) as base:
             replies = asyncio.run(scenario(base))
             live = dict(app.handler.runs.live)
-    assert [r.get("result", r)["status"]["state"] for r in replies] == ["canceled"] * 4
+    states = [r.get("result", r)["status"]["state"] for r in replies[:4]]
+    assert states == ["TASK_STATE_CANCELED"] * 4
+    assert replies[4]["error"]["code"] == -32002
     assert live == {}
 
 

@@ -24,6 +24,7 @@ from parley.protocol import (
     is_cancelable,
     is_terminal,
 )
+from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._agent import AgentExecutor
 from parley.server.agent._context import CallContext, RequestContext
 from parley.server.tasks._bus import cancel_note
@@ -52,7 +53,9 @@ class Cancels:
         self, task_id: str, metadata: dict[str, object] | None, call: CallContext
     ) -> Task:
         """The canceled task. Raises ``TaskNotFoundError``, or ``TaskNotCancelableError``
-        for a task that ended otherwise (or whose agent refuses)."""
+        for a task that ended otherwise (or whose agent refuses), or that was canceled
+        already where the call's version says so (``VersionRules.cancel_canceled``)."""
+        rules = rules_for(call.protocol_version)
         async with self.runs.hold(task_id, scope_of(call)) as live:
             canceling = live.canceling
             if canceling is not None:  # another cancel is under way: its outcome is ours
@@ -63,7 +66,7 @@ class Cancels:
                 done = live.canceling = asyncio.get_running_loop().create_future()
                 outcome: BaseException | None = None
                 try:
-                    await self._cancel(live, metadata, call)
+                    await self._cancel(live, metadata, call, rules)
                 except A2AError as error:
                     outcome = error
                     raise
@@ -86,9 +89,13 @@ class Cancels:
             logger.info("cancel of task %s asked by another process: %s", task_id, error)
 
     async def _cancel(
-        self, live: LiveTask, metadata: dict[str, object] | None, call: CallContext
+        self,
+        live: LiveTask,
+        metadata: dict[str, object] | None,
+        call: CallContext,
+        rules: VersionRules,
     ) -> None:
-        if _settled(live):
+        if _settled(live, rules):
             return
         turn = live.turn
         if turn is not None:  # its run is here
@@ -102,7 +109,7 @@ class Cancels:
                 await self._cancel_elsewhere(live, metadata, call)
             return
         async with turn:
-            if not _settled(live):
+            if not _settled(live, rules):  # as the store has it now
                 await self._cancel_here(live, metadata, call)
 
     async def _cancel_here(
@@ -169,11 +176,16 @@ class Cancels:
                 return
 
 
-def _settled(live: LiveTask) -> bool:
-    """True if the task is canceled already; raises if it cannot be canceled."""
+def _settled(live: LiveTask, rules: VersionRules | None = None) -> bool:
+    """True if the task is canceled already; raises if it cannot be canceled, or, with
+    the ``rules`` of the call's version, if they refuse to cancel a canceled task (asked
+    before this cancel acts, never of the canceled status it recorded itself)."""
     task = live.task
     assert task is not None
     if task.status.state is TaskState.canceled:
+        refused = rules.cancel_canceled if rules is not None else None
+        if refused is not None:
+            raise refused(f"Task {task.id} is canceled already")
         return True
     if not is_cancelable(task.status.state):
         raise TaskNotCancelableError(

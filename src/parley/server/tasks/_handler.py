@@ -24,8 +24,10 @@ from parley.protocol import (
     UnsupportedOperationError,
     ends_interaction,
     is_interrupted,
+    is_terminal,
 )
 from parley.protocol._errors import shorten
+from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._agent import AgentExecutor, check_agent
 from parley.server.agent._context import CallContext
 from parley.server.auth._keys import SigningKeys
@@ -228,25 +230,51 @@ class RequestHandler:
     async def resubscribe(
         self, params: TaskIdParams, call: CallContext | None = None
     ) -> EventStream:
-        """Stream a task's events: the current Task first, then live events until the run
-        ends. With ``call.last_event_id`` (the ``Last-Event-ID`` the client saw), replay
-        every event after it instead, with no gap and no duplicate. A task that asked for
-        input while its run is still finishing is followed through its next run; a task
-        waiting or finished, or running in no run of this process, ends the stream after
-        the Task.
+        """Stream a task's events: the current Task first, then live events until the
+        stream ends where the call's version says (``VersionRules.subscription_ends``:
+        v0.3 at the end of the run, v1.0 at a terminal state, following the task through
+        the turns its next messages start). With ``call.last_event_id`` (the
+        ``Last-Event-ID`` the client saw), replay every event after it instead, with no
+        gap and no duplicate. A stream ends only at an event that ends it, read from the
+        task's log; or after the Task, when the version ends it there or nothing more
+        can come (a task no run of this process or any other will move on).
+
+        Raises ``TaskNotFoundError``, and for a task in a terminal state the version's
+        ``subscribe_to_terminal`` error when it names one (v1.0), unless the call resumes
+        a stream with events still to replay.
         """
         self._require("resubscribe")
         self.limits.check_request(params)
         owner = _caller(call)
-        async with self.runs.hold(params.id, owner):
-            pass  # raises TaskNotFoundError now rather than in the stream
+        rules = rules_for(_version(call))
         after = call.last_event_id if call is not None else None
-        return self._follow(params.id, after, owner)
+        async with self.runs.hold(params.id, owner) as live:  # not found: raised now
+            refused = rules.subscribe_to_terminal
+            if refused is not None and not self._replays(live, after):
+                if self.runs.owners is not None:
+                    await self.runs.catch_up(live)
+                assert live.task is not None
+                state = live.task.status.state
+                if is_terminal(state):
+                    raise refused(
+                        f"Task {params.id} is {state.value}: a task in a terminal state "
+                        "cannot be subscribed to; read it with GetTask"
+                    )
+        return self._follow(params.id, after, owner, rules)
 
-    async def _follow(self, task_id: str, after: int | None, owner: str | None) -> EventStream:
+    @staticmethod
+    def _replays(live: LiveTask, after: int | None) -> bool:
+        """Whether a stream resumed after event ``after`` has events to replay."""
+        return after is not None and after < live.log.last_sequence
+
+    async def _follow(
+        self, task_id: str, after: int | None, owner: str | None, rules: VersionRules
+    ) -> EventStream:
+        ends = rules.subscription_ends
         async with self.runs.hold(task_id, owner) as live:
             with self.runs.following(task_id):  # the other processes note its events
-                elsewhere = await self.runs.elsewhere(live)
+                if self.runs.owners is not None:  # another process may have moved it on
+                    await self.runs.catch_up(live)
                 assert live.task is not None
                 log, replayed = live.log, False
                 position = None if after is None else min(after, log.last_sequence)
@@ -256,19 +284,36 @@ class RequestHandler:
                         position = None  # those events are gone: the Task stands in for them
                     for entry in stored if position is not None else ():
                         yield entry.sequence, entry.event
-                        if ends_interaction(entry.event):
+                        if ends(entry.event):
                             return
                         position, replayed = entry.sequence, True
-                # asked once, of the task as the stream finds it: asked again after the
-                # Task is read, a next run that began and ended meanwhile (as one that
-                # never waits does, in its send: ``TaskRuns.start``) went unfollowed
-                follow = elsewhere or _followed(live)
+                # Whether more will come is asked of the task's state as read, never of
+                # whether some run holds its slot this instant: the recovery sweep takes
+                # the slot for a moment to probe a task another process runs.
+                follow = self._more_to_come(live, rules)
                 if position is None or not (replayed or follow):
                     position = log.last_sequence
-                    yield position, _trim(live.task, None)
+                    task = _trim(live.task, None)
+                    yield position, task
+                    if ends(task) and not follow:
+                        return
                 if follow:
-                    async for item in log.read(position, ends_interaction):
+                    async for item in log.read(position, ends):
                         yield item
+
+    def _more_to_come(self, live: LiveTask, rules: VersionRules) -> bool:
+        """Whether events that a subscription to ``live`` waits for can still come: a
+        task not in a terminal state whose next events reach this log (a run here, or
+        with a shared store, wherever it runs or a recovery sweep settles it); for a
+        task waiting for input, only where the version follows pauses, or while the
+        run that asked is still finishing."""
+        assert live.task is not None
+        state = live.task.status.state
+        if is_terminal(state):
+            return False
+        if is_interrupted(state):
+            return rules.follows_pauses or live.winding_down
+        return live.turn is not None or self.runs.owners is not None
 
     def _heard(self, note: str) -> None:
         """A note from another process (see ``_bus``)."""
@@ -312,11 +357,13 @@ class RequestHandler:
         self, params: GetTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> TaskPushNotificationConfig:
         """One push config of the task (spec 7.6): the one with the task's id when no
-        config id is given."""
+        config id is given. A config the task does not have answers the error the call's
+        version names (``VersionRules.push_config_missing``)."""
         push = self._require_push("get_push_config")
         self.limits.check_request(params)
         await self._require_task(params.id, call)
-        return await push.configs.get(params.id, params.push_notification_config_id)
+        missing = rules_for(_version(call)).push_config_missing
+        return await push.configs.get(params.id, params.push_notification_config_id, missing)
 
     async def list_push_configs(
         self, params: ListTaskPushNotificationConfigParams, call: CallContext | None = None
@@ -352,8 +399,13 @@ class RequestHandler:
     async def get_extended_card(
         self, params: None = None, call: CallContext | None = None
     ) -> AgentCard:
-        """The authenticated extended card, when one is configured."""
-        self._require("get_extended_card")
+        """The authenticated extended card, when one is configured. A card that declares
+        none answers the error the call's version names
+        (``VersionRules.extended_card_undeclared``)."""
+        if Capability.extended_card not in self.capabilities:
+            raise rules_for(_version(call)).extended_card_undeclared(
+                "This agent's card declares no authenticated extended card"
+            )
         extended = self.extended_card
         if extended is None:
             raise AuthenticatedExtendedCardNotConfiguredError(
@@ -462,12 +514,3 @@ def _trim(task: Task, history_length: int | None) -> Task:
         return task
     kept = history[len(history) - history_length :] if history_length else []
     return task.model_copy(update={"history": kept})
-
-
-def _followed(live: LiveTask) -> bool:
-    """Whether a resubscriber has more to wait for here: a run of this process, or, for
-    a task that asked for input while its run is still finishing, the next run."""
-    assert live.task is not None
-    if live.turn is not None:
-        return True
-    return is_interrupted(live.task.status.state) and live.winding_down

@@ -232,7 +232,7 @@ class TaskRuns:
         maybe any; ``task_id`` ``"*"``: catch up on every task here)."""
         lives = [self.live.get(task_id)] if task_id != "*" else list(self.live.values())
         for live in lives:
-            if live is None or live.turn is not None:
+            if live is None or _writes_here(live):
                 continue  # not followed here, or run here: this process wrote them
             if sequence is not None and live.log.last_sequence >= sequence:
                 continue
@@ -606,3 +606,11 @@ def _fold(
         if type(event) is not TaskArtifactUpdateEvent and ends_interaction(event):
             return task, True, None
     return task, False, None
+
+
+def _writes_here(live: LiveTask) -> bool:
+    """Whether a run of this process holds ``live``'s lease, and so wrote its events. A
+    run slot without a lease is not one: a send or a recovery sweep waiting to take the
+    lease, which another process may hold and be writing with."""
+    turn = live.turn
+    return turn is not None and turn.lease is not None

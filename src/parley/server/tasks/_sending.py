@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parley.protocol import InvalidParamsError, TaskNotFoundError, is_terminal
+from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._context import CallContext, RequestContext
 from parley.server.agent._ids import new_ordered_id
 from parley.server.push._service import PushService
@@ -105,7 +106,8 @@ class Sends:
                 raise InvalidParamsError(
                     f"Task {task.id} belongs to context {task.context_id}, not {message.context_id}"
                 )
-            _check_open(task, live.turn is not None)
+            rules = rules_for(call.protocol_version)
+            _check_open(task, live.turn is not None, rules)
             repeat = await self.sent.claim(message, task.id)
             if repeat is not None:
                 return repeat
@@ -115,15 +117,15 @@ class Sends:
                 await push_configs_changed(self.runs, task.id)
             # No await from here on: checked again, then the run slot is taken.
             try:
-                _check_open(live.task or task, live.turn is not None)
+                _check_open(live.task or task, live.turn is not None, rules)
                 turn = self.runs.begin(live)
                 await self.runs.own(live, turn)  # another process may run it, or have moved it on
                 assert live.task is not None
                 if is_terminal(live.task.status.state):
                     await turn.give_up_lease()
                     turn.end()
-                    _check_open(live.task, False)
-            except InvalidParamsError:
+                    _check_open(live.task, False, rules)
+            except (InvalidParamsError, rules.message_to_terminal):
                 await self.sent.forget(message)  # refused: the client may send it again
                 raise
             context = _context(params, message, live, call, related)
@@ -240,9 +242,11 @@ def _just_started(task_id: str) -> InvalidParamsError:
     )
 
 
-def _check_open(task: Task, running: bool) -> None:
+def _check_open(task: Task, running: bool, rules: VersionRules) -> None:
+    """Refuse a message to ``task`` in a terminal state (the error ``rules`` name), or
+    while a run works on it (``InvalidParamsError``)."""
     if is_terminal(task.status.state):
-        raise InvalidParamsError(
+        raise rules.message_to_terminal(
             f"Task {task.id} is {task.status.state.value}; a task in a terminal state "
             "cannot take more messages. Send without taskId to start a new task."
         )
