@@ -141,8 +141,12 @@ class PushWorker:
                 await self._claim()
             except Exception:
                 logger.exception("could not read the push outbox; trying again")
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
+            # cancellation that comes as the wake-up does (a delivery cancelled by
+            # aclose sets it), and this loop would never stop
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll)
+                async with asyncio.timeout(self.poll):
+                    await self._wake.wait()
 
     async def _claim(self) -> None:
         free = self.concurrency - len(self._inflight)
