@@ -12,6 +12,6 @@ from parley._extras import require
 
 require("server", "parley inspect")
 
-from parley.inspect._app import create_inspector_app
+from parley.inspect._app import InspectorApp, create_inspector_app
 
-__all__ = ["create_inspector_app"]
+__all__ = ["InspectorApp", "create_inspector_app"]

@@ -27,6 +27,7 @@ from parley.client.transports._dialect import v1_dialect
 from parley.client.transports._http import (
     HTTPBinding,
     StreamPosition,
+    empty_answer,
     http_headers,
     http_timeout,
     is_event_stream,
@@ -81,6 +82,8 @@ class JSONRPCTransport(HTTPBinding):
                 params=context.query,
                 timeout=http_timeout(self.timeouts, operation),
             )
+        if empty_answer(operation, response, response.content):
+            return None
         result = unwrap(
             request_id,
             response,

@@ -29,6 +29,7 @@ from parley.client.transports._dialect import from_error_details, v1_dialect
 from parley.client.transports._http import (
     HTTPBinding,
     StreamPosition,
+    empty_answer,
     http_headers,
     http_timeout,
     is_event_stream,
@@ -91,6 +92,8 @@ class RESTTransport(HTTPBinding):
             )
         if response.status_code >= 300:
             raise _error(operation, response, response.content)
+        if empty_answer(operation, response, response.content):
+            return None
         return _result(operation, response, response.content)
 
     async def stream(
@@ -205,6 +208,8 @@ class RESTv1Transport(HTTPBinding):
             response = await self.http.request(**call)
         if response.status_code >= 300:
             raise _v1_error(operation, response, response.content)
+        if empty_answer(operation, response, response.content):
+            return None
         return self.dialect.result(operation, params, _json(response, response.content))
 
     async def stream(
