@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.inspect.conftest import API_KEY, Inspector, screenshot
+from tests.inspect.conftest import PASSWORD, Inspector, screenshot
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -150,9 +150,11 @@ def test_the_agents_errors_are_shown_as_it_gave_them(
     error = page.locator(".bubble.error").last
     expect(error).to_contain_text(re.compile("Unauthenticated|Authentication"))
     expect(error).to_contain_text("X-API-Key")
-    expect(page.locator(".wire.response").filter(has_text="401")).to_have_count(1)
+    refused = page.locator(".wire.response").filter(has_text=re.compile(r"401 \(to #\d+\)"))
+    expect(refused).to_have_count(1)
     screenshot(page, "inspect-error")
-    page.fill("#credentials input[data-scheme=apiKey]", API_KEY)
+    page.fill("#credentials input[data-scheme=basic][data-part=user]", "tester")
+    page.fill("#credentials input[data-scheme=basic][data-part=password]", PASSWORD)
     page.click("#apply")
     say(page, "tell me a joke")
     expect(page.locator("#task-state")).to_have_text("completed")
