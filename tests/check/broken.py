@@ -30,12 +30,14 @@ FAULTS = {
 
 class BrokenAgent:
     """``slow``: seconds every ``tasks/get`` takes to answer; ``push``: declare push
-    notifications (and never send one)."""
+    notifications (and never send one); ``secured``: declare security (a requirement
+    naming a scheme it does not declare), a bogus signature, and serve everyone."""
 
-    def __init__(self, *, slow: float = 0.0, push: bool = False) -> None:
+    def __init__(self, *, slow: float = 0.0, push: bool = False, secured: bool = False) -> None:
         self.tasks: dict[str, dict[str, Any]] = {}
         self.slow = slow
         self.push = push
+        self.secured = secured
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -48,7 +50,10 @@ class BrokenAgent:
                 break
         host = dict(scope["headers"]).get(b"host", b"agent.local").decode()
         if scope["method"] == "GET" and scope["path"] == "/.well-known/agent-card.json":
-            return await _answer(send, 200, _card(f"http://{host}/", push=self.push))
+            card = _card(f"http://{host}/", push=self.push)
+            if self.secured:
+                card.update(_SECURED)
+            return await _answer(send, 200, card)
         if scope["method"] == "POST" and scope["path"] == "/":
             return await self._rpc(send, body)
         await _answer(send, 404, {"detail": "not found"})
@@ -103,6 +108,13 @@ _UNSUPPORTED = {
     "tasks/pushNotificationConfig/list",
     "tasks/pushNotificationConfig/delete",
     "agent/getAuthenticatedExtendedCard",
+}
+
+
+_SECURED = {
+    "securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-API-Key"}},
+    "security": [{"oauth": []}],
+    "signatures": [{"protected": "eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vbmUifQ", "signature": "AAAA"}],
 }
 
 

@@ -77,3 +77,14 @@ async def test_the_delivery_check_needs_a_receiver() -> None:
     (result,) = report.results
     assert result.status is Status.skipped
     assert "--receiver" in result.reason
+
+
+async def test_an_agent_that_declares_security_and_serves_everyone_fails() -> None:
+    report = await check.run(app=BrokenAgent(secured=True), only=["card", "auth"])
+    failed = {r.check.id: r.reason for r in report.results if r.status is Status.failed}
+    expected = {"card.security-schemes", "card.signatures", "auth.required", "auth.challenge"}
+    expected.add("card.no-extended-card")  # one of FAULTS
+    assert set(failed) == expected, check.text(report)
+    assert "'oauth'" in failed["card.security-schemes"]
+    assert "signature" in failed["card.signatures"]
+    assert failed["auth.required"] == "without credentials: HTTP 200, not 401"

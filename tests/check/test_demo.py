@@ -12,7 +12,7 @@ from parley import check
 from parley.check import Level, Report, Status
 from parley.client import APIKeyAuth
 from parley.demo import create_demo_app, demo, demo_card
-from parley.server import APIKeyVerifier, GRPCOptions, create_app
+from parley.server import APIKeyVerifier, GRPCOptions, SigningKeys, create_app
 from parley.server.push import PushSettings
 from parley.types import APIKeySecurityScheme
 from tests.servers import running
@@ -87,7 +87,8 @@ def _secured(**options: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def secured() -> Iterator[str]:
-    with running(_secured(grpc=GRPCOptions(port=0))) as url:
+    app = _secured(grpc=GRPCOptions(port=0), signing_keys=SigningKeys.generate())
+    with running(app) as url:
         yield url
 
 
@@ -100,6 +101,7 @@ async def test_an_agent_behind_an_api_key_passes_with_the_key(secured: str) -> N
         assert ("auth.accepted", binding) in auth
         assert ("auth.extended-card", binding) in auth
     assert ("auth.challenge", "HTTP+JSON") in auth
+    assert ("card.signatures", None) in auth  # signed, one signature per version's card
 
 
 async def test_without_credentials_the_checks_that_need_them_are_skipped(secured: str) -> None:
