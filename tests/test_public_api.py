@@ -159,3 +159,15 @@ def test_server_push_public_names() -> None:
     )
     for name in parley.server.push.__all__:
         assert hasattr(parley.server.push, name)
+
+
+def test_check_public_names() -> None:
+    import parley.check
+
+    assert sorted(parley.check.__all__) == sorted(
+        [
+            "CHECKS", "Check", "Exchange", "Level", "Needs", "Report", "Result", "Scope",
+            "Status", "as_json", "junit", "listing", "markdown", "run", "select", "summary",
+            "text",
+        ]
+    )  # fmt: skip
