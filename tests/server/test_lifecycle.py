@@ -154,7 +154,7 @@ def test_concurrent_cancels_both_answer_canceled(kind: str, tmp_path: Path) -> N
         app = create_demo_app(task_store=store)
         with running(app) as base:
             replies = asyncio.run(scenario(base))
-            live = dict(app.handler.runs.live)
+            live = {live.task_id: live for live in app.handler.runs.registry}
     states = [r.get("result", r)["status"]["state"] for r in replies[:4]]
     assert states == ["TASK_STATE_CANCELED"] * 4
     assert replies[4]["error"]["code"] == -32002
@@ -185,11 +185,15 @@ def test_a_cancel_before_the_answers_run_began_lets_the_task_go(kind: str, tmp_p
                 return_exceptions=True,
             )
             for _ in range(50):  # the run, if it began, ends within a few turns
-                if not handler.runs.live:
+                if not handler.runs.registry:
                     break
                 await asyncio.sleep(0.01)
             states = [getattr(reply, "status", reply) for reply in replies]
-            return states, dict(handler.runs.live), len(handler.runs._background)
+            return (
+                states,
+                {live.task_id: live for live in handler.runs.registry},
+                len(handler.runs._background),
+            )
 
     with _serve(kind, tmp_path) as store:
         (answered, canceled), live, background = asyncio.run(
@@ -233,6 +237,6 @@ def test_finished_tasks_leave_the_registry(kind: str, tmp_path: Path) -> None:
         app = create_demo_app(task_store=store)
         with running(app) as base:
             refused, sent = asyncio.run(scenario(base))
-            live = dict(app.handler.runs.live)
+            live = {live.task_id: live for live in app.handler.runs.registry}
     assert refused == sent
     assert live == {}

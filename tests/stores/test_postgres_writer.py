@@ -435,16 +435,15 @@ async def test_a_task_moves_between_processes_and_back(
         made = await _send(here, "one")
         task_id = made["id"]
         assert made["status"]["state"] == "input-required"
-        kept = await here.handler.runs.attach(task_id)  # a follower here keeps the old copy
-        assert kept is not None
-        try:
+        async with here.handler.runs.hold_if_any(
+            task_id
+        ) as kept:  # a follower here keeps the old copy
+            assert kept is not None
             before = kept.log.last_sequence
             moved = await _send(there, "two", task_id)
             assert _said(moved) == ["one", "two"]
             assert kept.log.last_sequence == before  # this process heard nothing (no bus)
             back = await _send(here, "three", task_id)
-        finally:
-            here.handler.runs.let_go(kept)
         assert _said(back) == ["one", "two", "three"]
         assert [a["parts"][0]["text"] for a in back["artifacts"]] == [
             "heard one",

@@ -1,7 +1,7 @@
 """The delivery worker: empties the push outbox, with retries, across restarts and processes.
 
 Theory of operation. Every event of a task that has push configs writes one outbox entry
-per config in the same transaction as the event (see ``TaskRuns.publish``), so a
+per config in the same transaction as the event (see the engine's ``Publisher``), so a
 notification is never lost between the two. The outbox is the queue: the worker claims
 the entries that are due, each for a lease (``OutboxStore.outbox_claim``), posts them,
 and then removes them (delivered, or dead) or sets when to try again. The claim hands out

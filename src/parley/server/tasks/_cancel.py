@@ -18,7 +18,6 @@ import logging
 from parley.protocol import (
     A2AError,
     InternalError,
-    InvalidParamsError,
     TaskNotCancelableError,
     copy_task,
     is_cancelable,
@@ -27,9 +26,10 @@ from parley.protocol import (
 from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._agent import AgentExecutor
 from parley.server.agent._context import CallContext, RequestContext
+from parley.server.auth._tenancy import scope_of
 from parley.server.tasks._bus import cancel_note
-from parley.server.tasks._execute import CANCELED, RunSink
-from parley.server.tasks._live import LiveTask, scope_of
+from parley.server.tasks._execute import CANCELED
+from parley.server.tasks._live import LiveTask
 from parley.server.tasks._runs import TaskRuns
 from parley.types import Event, Task, TaskState, TaskStatusUpdateEvent
 
@@ -78,8 +78,8 @@ class Cancels:
 
     def heard(self, task_id: str) -> None:
         """Another process asks to cancel ``task_id``: act if its run is here."""
-        live = self.runs.live.get(task_id)
-        if live is not None and live.turn is not None and live.canceling is None:
+        live = self.runs.running(task_id)
+        if live is not None and live.canceling is None:
             self.runs.spawn(self._quietly(task_id), f"parley-cancel-{task_id}")
 
     async def _quietly(self, task_id: str) -> None:
@@ -97,20 +97,16 @@ class Cancels:
     ) -> None:
         if _settled(live, rules):
             return
-        turn = live.turn
-        if turn is not None:  # its run is here
+        if live.turn is not None:  # its run is here
             await self._cancel_here(live, metadata, call)
             return
-        turn = self.runs.begin(live)
-        try:
-            await self.runs.own(live, turn)
-        except InvalidParamsError:  # another process runs it: its events noted here
-            with self.runs.following(live.task_id):
-                await self._cancel_elsewhere(live, metadata, call)
-            return
-        async with turn:
-            if not _settled(live, rules):  # as the store has it now
-                await self._cancel_here(live, metadata, call)
+        async with self.runs.turn(live) as turn:
+            if turn is not None:
+                if not _settled(live, rules):  # as the store has it now
+                    await self._cancel_here(live, metadata, call)
+                return
+        with self.runs.following(live.task_id):  # another process runs it: noted here
+            await self._cancel_elsewhere(live, metadata, call)
 
     async def _cancel_here(
         self, live: LiveTask, metadata: dict[str, object] | None, call: CallContext
@@ -131,7 +127,7 @@ class Cancels:
         if run is asyncio.current_task():
             turn = run = None
         try:
-            await self.agent.cancel(context, RunSink(self.runs, live))
+            await self.agent.cancel(context, self.runs.sink(live))
         except A2AError:
             raise
         except Exception:
@@ -165,12 +161,9 @@ class Cancels:
                     "cancel; try again"
                 )
             if live.turn is None:  # its process may have died: take it over if so
-                turn = self.runs.begin(live)
-                try:
-                    await self.runs.own(live, turn)
-                except InvalidParamsError:
-                    continue
-                async with turn:
+                async with self.runs.turn(live) as turn:
+                    if turn is None:
+                        continue
                     if not _settled(live):
                         await self._cancel_here(live, metadata, call)
                 return

@@ -31,19 +31,20 @@ from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._agent import AgentExecutor, check_agent
 from parley.server.agent._context import CallContext
 from parley.server.auth._keys import SigningKeys
+from parley.server.auth._tenancy import may_use, scope_of
 from parley.server.push._configs import PushSettings
 from parley.server.push._service import PushService
-from parley.server.tasks._bus import Bus
+from parley.server.tasks._bus import Bus, bus_of, listening
 from parley.server.tasks._cancel import Cancels
 from parley.server.tasks._idempotency import Repeat, SentMessages
 from parley.server.tasks._limits import DEFAULT_LIMITS, Limits, check_history_length
 from parley.server.tasks._listing import list_tasks
-from parley.server.tasks._live import LiveTask, may_use, scope_of
+from parley.server.tasks._live import LiveTask
 from parley.server.tasks._owners import DEFAULT_LEASE_TTL, Ownership
 from parley.server.tasks._recovery import recover
 from parley.server.tasks._retention import DEFAULT_RETENTION, Retention, RetentionJob
 from parley.server.tasks._runs import TaskRuns
-from parley.server.tasks._sending import Sends, push_configs_changed
+from parley.server.tasks._sending import Sends
 from parley.stores import MemoryStore, Store
 from parley.telemetry import open_telemetry
 from parley.types import (
@@ -120,10 +121,7 @@ class RequestHandler:
         store = self.task_store
         owners = Ownership(store, lease_ttl) if store.shared else None
         if bus is None and store.shared:
-            from parley.stores.sql import PostgresBus, SQLStore
-
-            if isinstance(store, SQLStore):
-                bus = PostgresBus(store.engine)
+            bus = bus_of(store)  # the store opener's: PostgreSQL's LISTEN/NOTIFY
         self.runs = TaskRuns(agent, store, owners, bus)
         self.telemetry = self.runs.telemetry = open_telemetry(
             tracer_provider, meter_provider, agent_name=card.name
@@ -132,6 +130,7 @@ class RequestHandler:
         if self.telemetry is not None:
             _trace_store(self.telemetry, store)
         self.cancels = Cancels(agent, self.runs)
+        self.runs.follower.on_cancel = self.cancels.heard
         self.sent = SentMessages(self.runs)
         self.sends = Sends(self.runs, self.sent, limits, self._require_push)
         self.retention = None if retention is None else RetentionJob(self.task_store, retention)
@@ -170,7 +169,7 @@ class RequestHandler:
         result = await live.log.first(start, ends_interaction if blocking else None)
         # a status update, usually: asked first (a model's isinstance that fails is slow)
         if type(result) is not TaskStatusUpdateEvent and isinstance(result, Message):
-            return result  # recorded by the run for a repeat (``TaskRuns._keep_reply``)
+            return result  # recorded by the run for a repeat (``Publisher._keep_reply``)
         assert live.task is not None
         return _trim(live.task, history_length)
 
@@ -192,8 +191,8 @@ class RequestHandler:
         self.limits.check_request(params)
         check_history_length(params.history_length)
         owner = _caller(call)
-        live = self.runs.live.get(params.id)
-        if live is not None and live.task is not None and live.turn is not None:
+        live = self.runs.running(params.id)
+        if live is not None and live.task is not None:
             if not may_use(live.owner, owner):
                 raise _not_found(params.id)
             return _trim(live.task, params.history_length)
@@ -215,7 +214,7 @@ class RequestHandler:
             raise UnsupportedOperationError("This agent's task store cannot list tasks")
         self.limits.check_request(params)
         owner = _caller(call)
-        return await list_tasks(self.task_store, self.runs.live, params, owner)
+        return await list_tasks(self.task_store, self.runs.running, params, owner)
 
     async def cancel_task(self, params: TaskIdParams, call: CallContext | None = None) -> Task:
         """Ask the agent to cancel the task; answers with the task, ``canceled``.
@@ -315,25 +314,6 @@ class RequestHandler:
             return rules.follows_pauses or live.winding_down
         return live.turn is not None or self.runs.owners is not None
 
-    def _heard(self, note: str) -> None:
-        """A note from another process (see ``_bus``)."""
-        kind, _, rest = note.partition(" ")
-        if kind == "e":
-            sequence, _, task_id = rest.partition(" ")
-            self.runs.heard(task_id, int(sequence))
-        elif kind == "c":
-            self.cancels.heard(rest)
-        elif kind == "p":
-            live = self.runs.live.get(rest)
-            if live is not None:
-                live.push_configs_changed()
-        elif kind == "*" and rest:  # the answer to a follow
-            self.runs.heard(rest, None)
-        elif kind == "*":
-            self.runs.heard("*", None)
-            for live in self.runs.live.values():  # a push note may be among those missed
-                live.push_configs_changed()
-
     # -- push notifications, extended card ---------------------------------------------
 
     async def set_push_config(
@@ -350,7 +330,7 @@ class RequestHandler:
             stored = await push.configs.save(
                 live.task_id, params.push_notification_config, _version(call)
             )
-            await push_configs_changed(self.runs, live.task_id)
+            await self.runs.push_configs_changed(live.task_id)
             return stored
 
     async def get_push_config(
@@ -382,12 +362,12 @@ class RequestHandler:
         self.limits.check_request(params)
         await self._require_task(params.id, call)
         await push.configs.delete(params.id, params.push_notification_config_id)
-        await push_configs_changed(self.runs, params.id)
+        await self.runs.push_configs_changed(params.id)
 
     async def _require_task(self, task_id: str, call: CallContext | None) -> None:
         """Raise ``TaskNotFoundError`` unless the task exists and is the caller's."""
         owner = _caller(call)
-        live = self.runs.live.get(task_id)
+        live = self.runs.peek(task_id)
         if live is not None and live.task is not None:
             if not may_use(live.owner, owner):
                 raise _not_found(task_id)
@@ -433,10 +413,12 @@ class RequestHandler:
         bus, owners = self.runs.bus, self.runs.owners
         await recover(self.runs)  # first: a store that cannot be used fails the start here
         if bus is not None:
-            await bus.start(self._heard)
+            await bus.start(listening(self.runs.follower))
         if owners is not None:
-            runs = self.runs
-            owners.start(lost=runs.lost_leases, sweep=lambda: recover(runs), holding=runs.holding)
+            runs, leases = self.runs, self.runs.leases
+            owners.start(
+                lost=leases.lost_leases, sweep=lambda: recover(runs), holding=leases.holding
+            )
         if self.retention is not None:
             self.retention.start(after_sweep=self.runs.forget_missing)
         if self.push is not None:

@@ -157,7 +157,7 @@ for _statement in (INSERT_EVENT, PG_INSERT_EVENT):  # AppendWrite builds event r
 
 def starts_log(logged: Sequence[StoredEvent]) -> bool:
     """Whether an append of ``logged`` starts its task's log (sequence 1). Its snapshot, if
-    it has one, is then the fold of these events from no task (``TaskRuns.create`` starts a
+    it has one, is then the fold of these events from no task (``TaskRuns.start_new`` starts a
     task with none; its first event carries the user's message), the whole log, which ``get``
     and ``list_tasks`` replay from a row without one, as they do for a stream's task before
     its first checkpoint. So such an append need not store the snapshot (a task's JSON
