@@ -6,6 +6,7 @@ import parley.protocol
 import parley.server
 import parley.server.push
 import parley.stores
+import parley.telemetry
 
 
 def test_protocol_public_names() -> None:
@@ -171,3 +172,21 @@ def test_check_public_names() -> None:
             "text",
         ]
     )  # fmt: skip
+
+
+def test_telemetry_public_names() -> None:
+    assert sorted(parley.telemetry.__all__) == sorted(
+        [
+            "JSONFormatter",
+            "Telemetry",
+            "TraceContextFilter",
+            "TracedCall",
+            "TurnRecord",
+            "configure_from_environment",
+            "context_injector",
+            "log_handler",
+            "open_telemetry",
+        ]
+    )
+    for name in parley.telemetry.__all__:
+        assert getattr(parley.telemetry, name) is not None
