@@ -162,6 +162,18 @@ def test_server_push_public_names() -> None:
         assert hasattr(parley.server.push, name)
 
 
+def test_check_public_names() -> None:
+    import parley.check
+
+    assert sorted(parley.check.__all__) == sorted(
+        [
+            "CHECKS", "Check", "Exchange", "Level", "Needs", "Report", "Result", "Scope",
+            "Status", "as_json", "junit", "listing", "markdown", "run", "select", "summary",
+            "text",
+        ]
+    )  # fmt: skip
+
+
 def test_telemetry_public_names() -> None:
     assert sorted(parley.telemetry.__all__) == sorted(
         [
