@@ -108,3 +108,84 @@ def test_each_speedup_imports_only_the_layer_it_serves_and_below() -> None:
         if beyond:
             wrong[name] = sorted(beyond)
     assert not wrong, f"speedups reaching above the layer they serve: {wrong}"
+
+
+SERVER = SOURCE / "server"
+
+ROOMS = {
+    "agent": set(),
+    "auth": {"agent"},
+    "_card": {"agent", "auth"},
+    "push": {"agent", "auth"},
+    "tasks": {"agent", "auth", "push"},
+    "bindings": {"agent", "auth", "_card", "tasks"},
+}
+"""The rooms of ``parley.server`` (docs/architecture.md), and the rooms each may import:
+what agent authors write against (``agent``) is below everything; authentication and
+the keys (``auth``) next; the card's checks, completion and signing (``_card``) and push
+(``push``) sit on them; the task engine (``tasks``) runs agents and feeds push; the
+bindings (``bindings``) call the engine. The app (every other module at the top of
+``server/``: ``_app``, ``_settings``, ``_gc``) assembles them all, and no room imports it."""
+
+_TOP = {"_app", "_settings", "_gc", "__init__"}
+"""The app: the modules at the top of ``server/`` that may import every room."""
+
+
+def _rooms_imported(tree: ast.AST) -> set[str]:
+    """The rooms of ``parley.server`` that ``tree`` imports (``parley.server.X...`` -> ``X``)."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+            if node.module == "parley.server":  # from parley.server import _gc
+                names = [f"parley.server.{alias.name}" for alias in node.names]
+        else:
+            continue
+        found |= {name.split(".")[2] for name in names if name.startswith("parley.server.")}
+    return found
+
+
+def test_each_room_of_the_server_imports_only_the_rooms_below_it() -> None:
+    wrong = {}
+    for path in SERVER.rglob("*.py"):
+        parts = path.relative_to(SERVER).with_suffix("").parts
+        room = parts[0]
+        if room in _TOP:
+            continue
+        assert room in ROOMS, f"{path}: a module no room of the server places"
+        beyond = _rooms_imported(ast.parse(path.read_text())) - ROOMS[room] - {room}
+        if beyond:
+            wrong[str(path.relative_to(SOURCE))] = sorted(beyond)
+    assert not wrong, f"imports across the rooms of the server: {wrong}"
+
+
+_OWNER = {
+    "_runs",
+    "_registry",
+    "_live",
+    "_leases",
+    "_owners",
+    "_following",
+    "_publish",
+    "_execute",
+}
+"""The lifecycle owner (``server/tasks/_runs.py``) and the modules it is made of."""
+
+
+def test_only_the_lifecycle_owner_holds_tasks_and_takes_their_run_slots() -> None:
+    """Outside the owner no code reads or changes the registry, counts holds, takes or
+    frees a run slot or a lease by hand: it uses the owner's context managers."""
+    by_hand = ("registry", "holders", "let_go(", "begin_turn(", "turn.end()", "turn.close()")
+    wrong = {}
+    for path in (SERVER / "tasks").glob("*.py"):
+        if path.stem in _OWNER:
+            continue
+        found = [word for word in by_hand if word in path.read_text()]
+        if found:
+            wrong[path.name] = found
+    for path in SERVER.rglob("*.py"):
+        if "tasks" not in path.parts and "runs.registry" in path.read_text():
+            wrong[str(path.relative_to(SERVER))] = ["runs.registry"]
+    assert not wrong, f"the task lifecycle moved outside its owner: {wrong}"

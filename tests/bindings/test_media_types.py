@@ -88,3 +88,26 @@ async def test_v1_rest_stream_stays_an_event_stream(served: Served) -> None:
 async def _task_count(http: httpx.AsyncClient) -> int:
     listed = await http.get("/tasks", params={"pageSize": 100}, headers=V1)
     return int(listed.json()["totalSize"])
+
+
+async def test_refusals_before_the_binding_answer_in_its_media_type() -> None:
+    """A caller the authentication layer refuses gets the error of the version it asked
+    for, in that version's media type."""
+    from parley.server import APIKeyVerifier, create_app
+    from parley.types import APIKeySecurityScheme
+    from tests.server.agents import ScriptedAgent, card
+
+    secured = card(
+        security_schemes={"apiKey": APIKeySecurityScheme(name="X-API-Key", in_="header")},
+        security=[{"apiKey": []}],
+    )
+    app = create_app(ScriptedAgent(), secured, security={"apiKey": APIKeyVerifier({"a": "k"})})
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://agent.test") as http:
+        v1 = await http.get("/tasks/t-1", headers=V1)
+        v03 = await http.get("/v1/tasks/t-1")
+    assert v1.status_code == v03.status_code == 401
+    assert v1.headers["content-type"] == "application/a2a+json"
+    assert v1.json()["error"]["status"] == "UNAUTHENTICATED"
+    assert v03.headers["content-type"] == "application/json"
+    assert v03.json()["code"] == -31401

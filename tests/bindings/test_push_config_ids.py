@@ -1,8 +1,8 @@
-"""The push config operations hold ids to the same limits as every other operation
-(docs/security.md "Limits"), on every binding and version and every store: an id that is
-too long or holds a control character is invalid params naming the field, never a store
-error (a NUL was a PostgreSQL 500), and the error never echoes the id (a 1 MB one
-overflowed gRPC's metadata)."""
+"""The push config operations and ListTasks hold ids to the same limits as every other
+operation (docs/security.md "Limits"), on every binding and version and every store: an
+id that is too long or holds a control character is invalid params naming the field,
+never a store error (PostgreSQL refuses a NUL), and the error never echoes the id (a
+1 MB one overflows gRPC's metadata)."""
 
 from __future__ import annotations
 
@@ -69,3 +69,13 @@ async def test_push_config_operations_check_ids(
                     await call
                 assert bad not in raised.value.message, name
                 assert len(raised.value.message) < 300, name
+
+
+@pytest.mark.parametrize("binding", BINDINGS)
+async def test_list_tasks_checks_the_context_id(push_served: Served, binding: str) -> None:
+    """v1.0.1 §3.1.4: ListTasks' contextId filter is an id like any other."""
+    async with await connect(push_served, binding, "1.0") as client:
+        for bad, problem in BAD_IDS:
+            with pytest.raises(InvalidParamsError, match=f"contextId.*{problem}") as raised:
+                await client.list_tasks(context_id=bad)
+            assert bad not in raised.value.message

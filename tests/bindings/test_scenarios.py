@@ -17,6 +17,7 @@ from parley.protocol import (
     PushNotificationNotSupportedError,
     TaskNotCancelableError,
     TaskNotFoundError,
+    UnsupportedOperationError,
 )
 from parley.types import (
     Message,
@@ -41,6 +42,12 @@ def _text(task: Task) -> str:
         for part in artifact.parts
         if isinstance(part, TextPart)
     )
+
+
+def _version(client: Client) -> str:
+    """The A2A version ``client`` speaks."""
+    protocol: str = client.transport.interface.protocol  # type: ignore[attr-defined]
+    return protocol
 
 
 async def _task(client: Client, text: str, **options: object) -> Task:
@@ -95,13 +102,18 @@ async def test_get_unknown_task(client: Client) -> None:
 
 
 async def test_cancel_task(client: Client) -> None:
-    """Spec 7.4: tasks/cancel; canceling a canceled task again answers the canceled task
-    (idempotent), a task finished otherwise is not cancelable (-32002)."""
+    """Spec 7.4: tasks/cancel answers the canceled task; a task finished otherwise is not
+    cancelable (-32002). Canceling it again: v1.0 answers the canceled task (v1.0.1
+    3.3.1, idempotent), v0.3 -32002 (v0.3.0 8.2: already completed, failed or canceled)."""
     task = await _task(client, "ask")
     canceled = await client.cancel_task(task.id)
     assert canceled.status.state is TaskState.canceled
-    again = await client.cancel_task(task.id)
-    assert (again.id, again.status.state) == (task.id, TaskState.canceled)
+    if _version(client) == "1.0":
+        again = await client.cancel_task(task.id)
+        assert (again.id, again.status.state) == (task.id, TaskState.canceled)
+    else:
+        with pytest.raises(TaskNotCancelableError, match="canceled"):
+            await client.cancel_task(task.id)
     done = await _task(client, "echo hi")
     with pytest.raises(TaskNotCancelableError):
         await client.cancel_task(done.id)
@@ -113,10 +125,16 @@ async def test_cancel_unknown_task(client: Client) -> None:
         await client.cancel_task("no-such-task")
 
 
+def _terminal_refusal(client: Client) -> type[Exception]:
+    """What a message to a task in a terminal state answers: v1.0.1 3.1.1 and 3.1.2 name
+    UnsupportedOperationError; v0.3 names none, and parley answers -32602."""
+    return UnsupportedOperationError if _version(client) == "1.0" else InvalidParamsError
+
+
 async def test_message_to_a_terminal_task_is_refused(client: Client) -> None:
-    """Spec 6.1: a terminal task cannot be restarted; parley answers -32602."""
+    """Spec 6.1: a terminal task cannot be restarted."""
     task = await _task(client, "echo done")
-    with pytest.raises(InvalidParamsError):
+    with pytest.raises(_terminal_refusal(client), match="terminal state"):
         await client.send_message("again", task_id=task.id)
 
 
@@ -145,7 +163,7 @@ async def test_stream_to_a_terminal_task_is_refused_before_any_event(client: Cli
     """Spec 3.3 / 6.1: the error of a stream that never started reaches the caller as its
     class (over JSON-RPC it is the SSE stream's one event, spec 3.3.1)."""
     task = await _task(client, "echo done")
-    with pytest.raises(InvalidParamsError):
+    with pytest.raises(_terminal_refusal(client), match="terminal state"):
         async for _ in client.stream_message("again", task_id=task.id):
             pass
 
@@ -163,7 +181,8 @@ async def test_stream_items_carry_rising_sequence_numbers(client: Client) -> Non
 
 async def test_resubscribe_resumes_after_the_last_event_seen(client: Client) -> None:
     """Spec 7.9: tasks/resubscribe; with Last-Event-ID it replays what came after it
-    (here of a task paused in input-required, whose events the server still holds)."""
+    (here of a task paused in input-required, whose events the server still holds). A
+    v0.3 stream ends there; a v1.0 one (3.1.6) follows the next turn to its end."""
     params = MessageSendParams(
         message=Message(message_id="m-resume", role=Role.user, parts=[TextPart(text="ask")])
     )
@@ -175,22 +194,55 @@ async def test_resubscribe_resumes_after_the_last_event_seen(client: Client) -> 
     cut = items[0].id
     assert cut is not None
     context = ClientCallContext(last_event_id=cut)
-    resumed = [
-        item
-        async for item in client.stream(BY_NAME["resubscribe"], TaskIdParams(id=task_id), context)
-    ]
-    assert [(item.id, item.event) for item in resumed] == [
+    resumed = client.stream(BY_NAME["resubscribe"], TaskIdParams(id=task_id), context)
+    replayed = [await anext(resumed) for _ in items[1:]]
+    assert [(item.id, item.event) for item in replayed] == [
         (item.id, item.event) for item in items[1:]
     ]
+    if _version(client) == "0.3":
+        assert [item async for item in resumed] == []
+        return
+    await _task(client, "more", task_id=task_id)
+    rest = [item async for item in resumed]
+    assert [item.id for item in rest] == list(range(items[-1].id + 1, rest[-1].id + 1))  # type: ignore[operator]
+    assert isinstance(rest[-1].event, TaskStatusUpdateEvent)
+    assert rest[-1].event.status.state is TaskState.completed
 
 
-async def test_resubscribe_to_an_interrupted_task_gives_its_snapshot(client: Client) -> None:
-    """Spec 7.9: resubscribing shows the task as it is; a paused task's stream ends there."""
+async def test_resubscribe_to_an_interrupted_task(client: Client) -> None:
+    """Resubscribing shows the task as it is first. v0.3 (7.9): a paused task's stream
+    ends there. v1.0 (3.1.6): the subscription works on any task not in a terminal state
+    and ends at one: it follows the turn the next message starts through to its end."""
     task = await _task(client, "ask")
+    stream = client.resubscribe(task.id)
+    first = await anext(stream)
+    assert isinstance(first, Task)
+    assert first.status.state is TaskState.input_required
+    if _version(client) == "0.3":
+        assert [event async for event in stream] == []
+        return
+    answered = await _task(client, "more", task_id=task.id)
+    assert answered.status.state is TaskState.completed
+    rest = [event async for event in stream]
+    last = rest[-1]
+    assert isinstance(last, TaskStatusUpdateEvent)
+    assert (last.task_id, last.status.state) == (task.id, TaskState.completed)
+    assert any(isinstance(event, TaskArtifactUpdateEvent) for event in rest)
+
+
+async def test_resubscribe_to_a_terminal_task(client: Client) -> None:
+    """v1.0.1 3.1.6: UnsupportedOperationError for a task in a terminal state, before any
+    event; v0.3 (7.9 names no error) gives the Task and ends."""
+    task = await _task(client, "echo done")
+    if _version(client) == "1.0":
+        with pytest.raises(UnsupportedOperationError, match="terminal state"):
+            async for _ in client.resubscribe(task.id):
+                pass
+        return
     events = [event async for event in client.resubscribe(task.id)]
     assert len(events) == 1
     assert isinstance(events[0], Task)
-    assert events[0].status.state is TaskState.input_required
+    assert events[0].status.state is TaskState.completed
 
 
 async def test_resubscribe_unknown_task(client: Client) -> None:
@@ -217,7 +269,14 @@ async def test_push_notification_operations_are_refused(client: Client) -> None:
         await client.delete_push_config(task.id, "c1")
 
 
-async def test_extended_card_not_configured(client: Client) -> None:
-    """Spec 7.10, 8.2: -32007 when the agent has no authenticated extended card."""
-    with pytest.raises(AuthenticatedExtendedCardNotConfiguredError):
+async def test_extended_card_not_declared(client: Client) -> None:
+    """An agent whose card declares no extended card: v0.3 (7.10, 8.2) -32007; v1.0.1
+    3.3.4 UnsupportedOperationError (ExtendedAgentCardNotConfiguredError is for a card
+    that declares one the agent has not configured)."""
+    refusal = (
+        UnsupportedOperationError
+        if _version(client) == "1.0"
+        else AuthenticatedExtendedCardNotConfiguredError
+    )
+    with pytest.raises(refusal, match="declares no authenticated extended card"):
         await client.get_extended_card()

@@ -7,6 +7,8 @@ import json
 import uuid
 from typing import Any
 
+import anyio
+
 Scope = dict[str, Any]
 
 FAULTS = {
@@ -27,8 +29,15 @@ FAULTS = {
 
 
 class BrokenAgent:
-    def __init__(self) -> None:
+    """``slow``: seconds every ``tasks/get`` takes to answer; ``push``: declare push
+    notifications (and never send one); ``secured``: declare security (a requirement
+    naming a scheme it does not declare), a bogus signature, and serve everyone."""
+
+    def __init__(self, *, slow: float = 0.0, push: bool = False, secured: bool = False) -> None:
         self.tasks: dict[str, dict[str, Any]] = {}
+        self.slow = slow
+        self.push = push
+        self.secured = secured
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -41,7 +50,10 @@ class BrokenAgent:
                 break
         host = dict(scope["headers"]).get(b"host", b"agent.local").decode()
         if scope["method"] == "GET" and scope["path"] == "/.well-known/agent-card.json":
-            return await _answer(send, 200, _card(f"http://{host}/"))
+            card = _card(f"http://{host}/", push=self.push)
+            if self.secured:
+                card.update(_SECURED)
+            return await _answer(send, 200, card)
         if scope["method"] == "POST" and scope["path"] == "/":
             return await self._rpc(send, body)
         await _answer(send, 404, {"detail": "not found"})
@@ -61,6 +73,8 @@ class BrokenAgent:
                 return await _answer(send, 200, _error(rid, -32603, "internal error"))
             task = self._new_task(message)
             return await _answer(send, 200, {"jsonrpc": "2.0", "id": rid, "result": task})
+        if method == "tasks/get" and self.slow:
+            await anyio.sleep(self.slow)
         if method in ("tasks/get", "tasks/cancel"):
             known = self.tasks.get(str(params.get("id")))
             if known is None:
@@ -97,11 +111,18 @@ _UNSUPPORTED = {
 }
 
 
-def _card(url: str) -> dict[str, Any]:
+_SECURED = {
+    "securitySchemes": {"key": {"type": "apiKey", "in": "header", "name": "X-API-Key"}},
+    "security": [{"oauth": []}],
+    "signatures": [{"protected": "eyJhbGciOiJFUzI1NiIsImtpZCI6Im5vbmUifQ", "signature": "AAAA"}],
+}
+
+
+def _card(url: str, *, push: bool = False) -> dict[str, Any]:
     return {
         "name": "broken agent", "description": "Fails the checks it should.", "url": url,
         "version": "1.0.0", "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC",
-        "capabilities": {"streaming": False, "pushNotifications": False},
+        "capabilities": {"streaming": False, "pushNotifications": push},
         "defaultInputModes": ["text/plain"], "defaultOutputModes": ["text/plain"],
         "skills": [{"id": "echo", "name": "Echo", "description": "Echoes.", "tags": ["echo"]}],
     }  # fmt: skip

@@ -39,3 +39,52 @@ async def test_only_and_skip_choose_by_id_and_area() -> None:
     assert ids
     assert all(i.startswith("tasks.") for i in ids)
     assert "tasks.history-length" not in ids
+
+
+async def test_a_check_that_gets_no_answer_in_time_fails() -> None:
+    report = await check.run(app=BrokenAgent(slow=30), only=["tasks.get"], check_timeout=0.5)
+    (result,) = report.results
+    assert result.status is Status.failed
+    assert result.reason == "no verdict within 0.5 s"
+    assert result.seconds < 5
+
+
+async def test_checks_the_run_had_no_time_for_are_skipped() -> None:
+    report = await check.run(
+        app=BrokenAgent(slow=30), only=["tasks"], check_timeout=20, overall_timeout=1
+    )
+    skipped = [r for r in report.results if r.status is Status.skipped]
+    assert skipped
+    assert all("time limit (1 s)" in r.reason for r in skipped)
+    assert {r.check.id for r in skipped} >= {"tasks.get", "tasks.get-not-found"}
+
+
+async def test_an_agent_that_never_notifies_fails_the_delivery_check() -> None:
+    report = await check.run(
+        app=BrokenAgent(push=True),
+        only=["push.delivery"],
+        receiver="127.0.0.1:0",
+        check_timeout=2,
+    )
+    (result,) = report.results
+    assert result.status is Status.failed
+    assert result.reason.startswith("no notification reached http://127.0.0.1:")
+    assert "send_message with a push config" in result.evidence[0].request
+
+
+async def test_the_delivery_check_needs_a_receiver() -> None:
+    report = await check.run(app=BrokenAgent(push=True), only=["push.delivery"])
+    (result,) = report.results
+    assert result.status is Status.skipped
+    assert "--receiver" in result.reason
+
+
+async def test_an_agent_that_declares_security_and_serves_everyone_fails() -> None:
+    report = await check.run(app=BrokenAgent(secured=True), only=["card", "auth"])
+    failed = {r.check.id: r.reason for r in report.results if r.status is Status.failed}
+    expected = {"card.security-schemes", "card.signatures", "auth.required", "auth.challenge"}
+    expected.add("card.no-extended-card")  # one of FAULTS
+    assert set(failed) == expected, check.text(report)
+    assert "'oauth'" in failed["card.security-schemes"]
+    assert "signature" in failed["card.signatures"]
+    assert failed["auth.required"] == "without credentials: HTTP 200, not 401"

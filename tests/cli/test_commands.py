@@ -92,12 +92,13 @@ def test_multi_turn_with_context_and_task(agent_url: str) -> None:
 
 
 def test_resubscribe_to_a_finished_task(agent_url: str) -> None:
-    """Spec 7.9: resubscribing to a finished task shows it and ends."""
+    """v1.0.1 3.1.6: subscribing to a task in a terminal state is refused
+    (UnsupportedOperationError), and the command says why."""
     task = json.loads(parley("send", agent_url, "tell me a joke", "--json").stdout)
     result = parley("resubscribe", agent_url, task["id"])
-    assert result.returncode == 0, result.stderr
-    assert JOKE in result.stdout
-    assert result.stdout.count(f"task {task['id']} completed") == 1  # the status, once
+    assert result.returncode != 0
+    assert "UnsupportedOperationError" in result.stderr
+    assert "terminal state" in result.stderr
 
 
 def test_no_wait_returns_before_the_end(agent_url: str) -> None:

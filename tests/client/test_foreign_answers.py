@@ -9,6 +9,7 @@ answers the way such a server does.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
@@ -32,8 +33,11 @@ from parley.types import (
     AgentCapabilities,
     AgentCard,
     Event,
+    ProtocolInterface,
     PushNotificationConfig,
     TaskPushNotificationConfig,
+    TaskState,
+    TaskStatusUpdateEvent,
 )
 from tests.client.agents import slow_app
 from tests.servers import running
@@ -248,3 +252,71 @@ async def test_jsonrpc_stream_error_in_either_form(
     url = served(Answering(200, body, content_type))
     with pytest.raises(TaskNotFoundError, match="gone"):
         await resubscribe_all(agent_card(f"{url}/", "JSONRPC"), "no-such-task")
+
+
+@pytest.mark.parametrize(
+    ("transport", "protocol"),
+    [("JSONRPC", "0.3"), ("JSONRPC", "1.0"), ("HTTP+JSON", "0.3"), ("HTTP+JSON", "1.0")],
+)
+@pytest.mark.parametrize("status", [204, 200, 202])
+async def test_an_empty_success_answers_a_push_config_delete(
+    served: Any, transport: str, protocol: str, status: int
+) -> None:
+    """Spec 7.8: the delete's result is empty; any 2xx with no body (the ``204 No
+    Content`` some agents send) is that result, not a foreign answer."""
+    app = Answering(status, b"")
+    url = served(app)
+    card = agent_card(url, transport).model_copy(
+        update={
+            "capabilities": AgentCapabilities(streaming=True, push_notifications=True),
+            "supported_interfaces": [
+                ProtocolInterface(url=url, protocol_binding=transport, protocol_version=protocol)
+            ],
+        }
+    )
+    async with connect(card) as client:
+        await client.delete_push_config("t1", "c1")  # no NotAnAgentError
+        with pytest.raises(NotAnAgentError, match=f"HTTP {status}"):
+            await client.get_push_config("t1", "c1")  # a result that cannot be empty
+    assert len(app.paths) == 2
+
+
+def _v1_card(url: str, transport: str) -> AgentCard:
+    return agent_card(url, transport).model_copy(
+        update={
+            "supported_interfaces": [
+                ProtocolInterface(url=url, protocol_binding=transport, protocol_version="1.0")
+            ]
+        }
+    )
+
+
+@pytest.mark.parametrize("transport", ["JSONRPC", "HTTP+JSON"])
+async def test_numeric_states_and_nanoseconds_in_a_peers_stream(
+    served: Any, transport: str
+) -> None:
+    """ProtoJSON (v1.0.1 5.5): a peer may write an enum as its number and a time to the
+    nanosecond; a status update's state 2 is working, 3 completed, 99 one the client does
+    not know, read as in a send's result, and the time is kept whole."""
+    time = "2026-12-07T20:22:50.123456789Z"
+    updates = [
+        {
+            "statusUpdate": {
+                "taskId": "t",
+                "contextId": "c",
+                "status": {"state": s, "timestamp": time},
+            }
+        }
+        for s in (2, 99, 3)
+    ]
+    results = [{"jsonrpc": "2.0", "id": 1, "result": u} for u in updates]
+    events = results if transport == "JSONRPC" else updates
+    body = b"".join(b"data: %s\n\n" % json.dumps(event).encode() for event in events)
+    url = served(Answering(200, body, "text/event-stream"))
+    async with connect(_v1_card(url, transport)) as client:
+        streamed = [event async for event in client.stream_message("hi")]
+    states = [e.status.state for e in streamed if isinstance(e, TaskStatusUpdateEvent)]
+    assert states == [TaskState.working, TaskState.unknown, TaskState.completed]
+    assert {e.status.timestamp for e in streamed if isinstance(e, TaskStatusUpdateEvent)} == {
+        "2026-12-07T20:22:50.123456789+00:00"
+    }

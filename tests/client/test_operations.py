@@ -9,10 +9,10 @@ import pytest
 from parley.client import Client, TaskTracker, text_of
 from parley.demo import ASK_DETAILS, JOKE, REPORT_SECTIONS
 from parley.protocol import (
-    AuthenticatedExtendedCardNotConfiguredError,
     InvalidParamsError,
     TaskNotCancelableError,
     TaskNotFoundError,
+    UnsupportedOperationError,
 )
 from parley.types import (
     DataPart,
@@ -124,12 +124,13 @@ async def test_cancel_an_interrupted_task_then_a_finished_one(client: Client) ->
         await client.cancel_task(done.id)
 
 
-async def test_resubscribe_to_a_finished_task_gives_its_state(client: Client) -> None:
-    """Spec 7.9: tasks/resubscribe on a finished task yields the task, then ends."""
+async def test_resubscribe_to_a_finished_task(client: Client) -> None:
+    """v1.0.1 3.1.6: SubscribeToTask on a task in a terminal state is
+    UnsupportedOperationError (v0.3's tasks/resubscribe yields the task, then ends)."""
     task = await send_task(client, "tell me a joke")
-    events = [event async for event in client.resubscribe(task.id)]
-    assert isinstance(events[-1], Task)
-    assert events[-1].status.state is TaskState.completed
+    with pytest.raises(UnsupportedOperationError, match="terminal state"):
+        async for _ in client.resubscribe(task.id):
+            pass
 
 
 async def test_resubscribe_unknown_task(client: Client) -> None:
@@ -149,14 +150,15 @@ async def test_push_config_methods_reach_the_demo(client: Client) -> None:
     with pytest.raises(InvalidParamsError, match="private address"):
         await client.set_push_config(config)
     assert await client.list_push_configs(task.id) == []
-    with pytest.raises(InvalidParamsError, match="no push notification config"):
-        await client.get_push_config(task.id, "c1")
+    with pytest.raises(TaskNotFoundError, match="no push notification config"):
+        await client.get_push_config(task.id, "c1")  # v1.0.1 3.1.8
     await client.delete_push_config(task.id, "c1")
 
 
-async def test_extended_card_not_configured(client: Client) -> None:
-    """Spec 7.10: an agent without an extended card answers -32007."""
-    with pytest.raises(AuthenticatedExtendedCardNotConfiguredError):
+async def test_extended_card_not_declared(client: Client) -> None:
+    """v1.0.1 3.3.4: an agent whose card declares no extended card answers
+    UnsupportedOperationError."""
+    with pytest.raises(UnsupportedOperationError, match="declares no"):
         await client.get_extended_card()
 
 

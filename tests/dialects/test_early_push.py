@@ -57,13 +57,13 @@ async def http(agent: str) -> AsyncIterator[httpx.AsyncClient]:
 async def test_set_get_and_the_notifications_in_2025_early_shapes(
     agent: str, http: httpx.AsyncClient
 ) -> None:
-    """set answers {url, headers}; get gives them back; the rest of the task's updates
-    reach the webhook as 2025-early Tasks, with the Authorization header asked for and the
-    agent's signed JWT."""
+    """set answers {url, headers}; get gives them back, every one; the rest of the task's
+    updates reach the webhook as 2025-early Tasks, with every header asked for (the
+    Authorization one too) and the agent's signed JWT."""
     asked = await call(http, request("tasks/send", send_params("push-1", "ask", SESSION)))
     assert asked["result"]["status"]["state"] == "input-required"
     with webhook() as (hook, url):
-        headers = {"Authorization": "Bearer webhook-secret"}
+        headers = {"Authorization": "Bearer webhook-secret", "X-Tenant": "acme", "X-Tag": "7"}
         push = {"id": "push-1", "sessionId": SESSION, "url": url, "headers": headers}
         set_answer = await call(http, request("tasks/pushNotification/set", push, 7))
         assert set_answer == {"jsonrpc": "2.0", "id": 7, "result": {"url": url, "headers": headers}}
@@ -87,6 +87,7 @@ async def test_set_get_and_the_notifications_in_2025_early_shapes(
     }
     for received in hook.received:
         assert received.headers["authorization"] == "Bearer webhook-secret"
+        assert (received.headers["x-tenant"], received.headers["x-tag"]) == ("acme", "7")
         token = received.headers["x-a2a-notification-jwt"]
         kid = jwt.get_unverified_header(token)["kid"]
         [public] = [k for k in keys["keys"] if k["kid"] == kid]
@@ -101,6 +102,31 @@ async def test_the_guard_refuses_a_private_address(http: httpx.AsyncClient) -> N
     push = {"id": "push-2", "sessionId": SESSION, "url": "http://10.1.2.3/hook", "headers": {}}
     answer = await call(http, request("tasks/pushNotification/set", push))
     assert answer["error"]["code"] == -32602
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"X-Bad": "one\r\nX-Injected: two"},
+        {"Bad Name": "x"},
+        {f"X-{n}": "x" for n in range(33)},
+        {"X-Long": "x" * 4097},
+    ],
+    ids=["line-break", "name", "too-many", "too-long"],
+)
+async def test_headers_http_cannot_carry_are_refused(
+    http: httpx.AsyncClient, headers: dict[str, str]
+) -> None:
+    """Headers are sent as given: ones that are not HTTP header fields, or too many or
+    too large, are -32602 naming the problem, and nothing is stored."""
+    await call(http, request("tasks/send", send_params("push-5", "ask", SESSION)))
+    url = "https://example.org/hook"
+    push = {"id": "push-5", "sessionId": SESSION, "url": url, "headers": headers}
+    answer = await call(http, request("tasks/pushNotification/set", push))
+    assert answer["error"]["code"] == -32602
+    assert "headers" in answer["error"]["message"]
+    query = {"id": "push-5", "sessionId": SESSION}
+    assert "error" in await call(http, request("tasks/pushNotification/get", query))
 
 
 async def test_push_for_an_unknown_task_or_session(http: httpx.AsyncClient) -> None:

@@ -14,13 +14,23 @@ import pytest
 
 from parley.demo import create_demo_app, demo, demo_card
 from parley.inspect import create_inspector_app
-from parley.server import APIKeyVerifier, GRPCOptions, SigningKeys, create_app
+from parley.server import (
+    APIKeyVerifier,
+    BasicVerifier,
+    GRPCOptions,
+    SchemeVerifier,
+    SigningKeys,
+    TokenVerifier,
+    create_app,
+)
 from parley.server.push import PushSettings
-from parley.types import APIKeySecurityScheme
+from parley.types import APIKeySecurityScheme, HTTPAuthSecurityScheme
 from tests.servers import ROOT, listening_socket, running
 
 TOKEN = "the-inspector-token"
 API_KEY = "the-demo-key"
+PASSWORD = "the-demo-password"
+BEARER = "the-demo-token"
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -62,15 +72,28 @@ def agent() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def guarded_agent() -> Iterator[str]:
-    """The demo agent requiring an API key in header X-API-Key."""
+    """The demo agent requiring credentials: an API key in header X-API-Key, or HTTP
+    basic, or a bearer token."""
     card = demo_card().model_copy(
         update={
-            "security_schemes": {"apiKey": APIKeySecurityScheme(name="X-API-Key", in_="header")},
-            "security": [{"apiKey": []}],
+            "security_schemes": {
+                "apiKey": APIKeySecurityScheme(name="X-API-Key", in_="header"),
+                "basic": HTTPAuthSecurityScheme(scheme="basic"),
+                "bearer": HTTPAuthSecurityScheme(scheme="bearer"),
+            },
+            "security": [{"apiKey": []}, {"basic": []}, {"bearer": []}],
         }
     )
-    app = create_app(demo, card, security={"apiKey": APIKeyVerifier({"tester": API_KEY})})
-    with running(app) as url:
+
+    async def token(given: str) -> str | None:
+        return "tester" if given == BEARER else None
+
+    security: dict[str, SchemeVerifier] = {
+        "apiKey": APIKeyVerifier({"tester": API_KEY}),
+        "basic": BasicVerifier({"tester": PASSWORD}),
+        "bearer": TokenVerifier(token),
+    }
+    with running(create_app(demo, card, security=security)) as url:
         yield url
 
 
@@ -103,7 +126,9 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        launched = playwright.chromium.launch(
+            executable_path=executable, args=CHROMIUM_FLAGS, timeout=120_000
+        )
         try:
             yield launched
         finally:
@@ -111,17 +136,23 @@ def browser() -> Iterator[Any]:
 
 
 @pytest.fixture
-def page(browser: Any) -> Iterator[Any]:
+def page(browser: Any, inspector: Inspector) -> Iterator[Any]:
+    """A fresh page; the test fails if its scripts fail, or if it asks anything of
+    anyone but the inspector (everything it needs ships in the package)."""
     context = browser.new_context(viewport={"width": 1400, "height": 860})
     opened = context.new_page()
     opened.set_default_timeout(20_000)
     errors: list[str] = []
+    elsewhere: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))
+    own = (inspector.base + "/", "blob:", "data:")
+    opened.on("request", lambda r: None if r.url.startswith(own) else elsewhere.append(r.url))
     try:
         yield opened
     finally:
         context.close()
     assert not errors, f"the page's scripts failed: {errors}"
+    assert not elsewhere, f"the page asked for more than its own files: {elsewhere}"
 
 
 def screenshot(page: Any, name: str) -> None:

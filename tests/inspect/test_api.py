@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.inspect.conftest import TOKEN, Inspector
+from tests.inspect.conftest import API_KEY, BEARER, PASSWORD, TOKEN, Inspector
 
 
 @pytest.fixture
@@ -181,3 +181,39 @@ def test_copy_as_curl_sends_the_same_request(api: httpx.Client, agent: str) -> N
     answer = json.loads(ran.stdout)
     assert answer["result"]["kind"] == "task"
     assert answer["result"]["artifacts"][0]["parts"][0]["text"] == "echo me"
+
+
+@pytest.mark.parametrize(
+    ("scheme", "credential"),
+    [("apiKey", API_KEY), ("basic", f"tester:{PASSWORD}"), ("bearer", BEARER)],
+)
+def test_credentials_go_as_the_cards_scheme_says(
+    api: httpx.Client, guarded_agent: str, scheme: str, credential: str
+) -> None:
+    card = api.post("/api/card", json={"url": guarded_agent}).json()
+    asked = {s["name"]: s for s in card["schemes"]}
+    assert {name: s["kind"] for name, s in asked.items()} == {
+        "apiKey": "apiKey",
+        "basic": "basic",
+        "bearer": "bearer",
+    }
+    assert {s["asked"] for s in asked.values()} == {"one of"}  # any one of them will do
+    api.post("/api/connect", json={"id": card["id"]})
+    refused = lines(api.post("/api/send", json={"id": card["id"], "text": "hi"}))
+    assert refused[0]["error"]["type"] == "UnauthenticatedError"
+    api.post("/api/connect", json={"id": card["id"], "credentials": {scheme: credential}})
+    sent = lines(api.post("/api/send", json={"id": card["id"], "text": "hi"}))
+    assert sent[-2]["event"]["status"]["state"] == "completed"
+
+
+def test_resuming_a_task_that_ended_gives_the_refusal_then_the_task(
+    api: httpx.Client, agent: str
+) -> None:
+    card = api.post("/api/card", json={"url": agent}).json()
+    api.post("/api/connect", json={"id": card["id"], "protocol": "1.0", "transport": "JSONRPC"})
+    sent = lines(api.post("/api/send", json={"id": card["id"], "text": "tell me a joke"}))
+    task_id = sent[0]["event"]["id"]
+    resumed = lines(api.post("/api/resubscribe", json={"id": card["id"], "taskId": task_id}))
+    assert [line["type"] for line in resumed] == ["error", "event", "end"]
+    assert resumed[0]["error"]["type"] == "UnsupportedOperationError"  # v1.0.1 §3.1.6
+    assert resumed[1]["event"]["status"]["state"] == "completed"

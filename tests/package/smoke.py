@@ -30,7 +30,6 @@ NEEDS: dict[str, set[str]] = {
     "parley.demo": {"server"},
     "parley.inspect": {"server"},
     "parley.stores.sql": {"sqlite", "postgresql"},
-    "parley.telemetry": {"telemetry"},
 }
 """Public modules that need an extra (any one of those named), by package prefix; every
 other public module needs none."""
@@ -195,7 +194,11 @@ def main() -> None:
     if "grpc" in asked:
         asyncio.run(send_and_read(config["agent"], transports=["GRPC"]))
     if "telemetry" in extras:
-        importlib.import_module("opentelemetry.sdk.trace")
+        from opentelemetry.sdk.trace import TracerProvider
+
+        from parley.telemetry import open_telemetry
+
+        assert open_telemetry(tracer_provider=TracerProvider()) is not None
     print("ok")
 
 

@@ -16,7 +16,15 @@ from parley.server import (
     create_app,
     text_message,
 )
-from parley.types import AgentCapabilities, AgentCard, AgentSkill, Message
+from parley.types import (
+    AgentCapabilities,
+    AgentCard,
+    AgentSkill,
+    Message,
+    TaskState,
+    TaskStatus,
+    TaskStatusUpdateEvent,
+)
 
 
 def card(**overrides: object) -> AgentCard:
@@ -34,6 +42,10 @@ def card(**overrides: object) -> AgentCard:
     return AgentCard.model_validate(fields)
 
 
+NANOSECOND = "2026-12-07T20:22:50.123456789+00:00"
+"""A time finer than the microsecond, as an agent may give it."""
+
+
 class ScriptedAgent:
     """Behaviour chosen by the first word of the user's text.
 
@@ -45,6 +57,7 @@ class ScriptedAgent:
     - ``chunks-wait N``: the same, but waits for ``release`` before completing;
     - ``boom``: raises an exception with a secret in it;
     - ``refs``: completes with the ids of the referenced tasks it was given;
+    - ``nanos``: a working status timed to the nanosecond (``NANOSECOND``), then completes;
     - ``quit``: returns without finishing the task.
     """
 
@@ -83,6 +96,15 @@ class ScriptedAgent:
                 )
             if command == "chunks-wait":
                 await self.release.wait()
+        elif command == "nanos":
+            await events.emit(
+                TaskStatusUpdateEvent(
+                    task_id=context.task_id,
+                    context_id=context.context_id,
+                    status=TaskStatus(state=TaskState.working, timestamp=NANOSECOND),
+                    final=False,
+                )
+            )
         elif command == "refs":
             await updater.add_artifact(",".join(t.id for t in context.related_tasks) or "none")
         else:

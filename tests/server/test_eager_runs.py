@@ -163,7 +163,7 @@ async def test_an_echo_run_is_over_before_the_send_would_wait() -> None:
         assert task.model_dump(mode="json")["artifacts"][0]["parts"][0]["text"] == "hi"
         # its first step ran as the run's own task, not as this one (the request's)
         assert agent.first_steps == [(task.id, f"parley-run-{task.id}")]
-        assert runs.live == {}
+        assert len(runs.registry) == 0
         assert not runs._background  # nothing done is kept
 
 
@@ -175,9 +175,8 @@ async def test_a_continued_run_over_in_its_first_step_leaves_nothing_set() -> No
     async with app.lifespan():
         asked = await app.handler.send_message(MessageSendParams(message=_user("ask")))
         assert _state(asked) is TaskState.input_required
-        live = await runs.attach(asked.id)
-        assert live is not None
-        try:
+        async with runs.hold_if_any(asked.id) as live:
+            assert live is not None
             answer = MessageSendParams(message=_user("echo Oslo", asked.id))
             answered = await app.handler.send_message(answer)
             assert _state(answered) is TaskState.completed
@@ -185,9 +184,7 @@ async def test_a_continued_run_over_in_its_first_step_leaves_nothing_set() -> No
             assert live.turn is None
             assert live.last_turn is None
             assert not runs._background
-        finally:
-            runs.let_go(live)
-        assert runs.live == {}
+        assert len(runs.registry) == 0
 
 
 @pytest.mark.parametrize(
@@ -218,7 +215,7 @@ async def test_a_cancel_or_a_send_the_run_makes_in_its_first_step(
             dumped["status"]["message"] if state is TaskState.canceled else dumped["artifacts"][0]
         )
         assert said_in["parts"][0]["text"] == said
-        assert runs.live == {}
+        assert len(runs.registry) == 0
         assert not runs._background
 
 
@@ -335,7 +332,10 @@ def test_every_path_answers_as_a_scheduled_run_did(kind: str, tmp_path: Path) ->
         app, agent = _app(task_store=store)
         with running(app) as base:
             seen = asyncio.run(_paths(base, agent))
-            live, background = dict(app.handler.runs.live), set(app.handler.runs._background)
+            live, background = (
+                {live.task_id: live for live in app.handler.runs.registry},
+                set(app.handler.runs._background),
+            )
     assert live == {}
     assert not background
     # every first step ran as its run's own task

@@ -1,6 +1,6 @@
-"""A batch of events folded without push notifications (``_runs._fold``, what a task with
+"""A batch of events folded without push notifications (``_publish._fold``, what a task with
 no push config takes, no await) checks, numbers and folds them exactly as the folding
-that asks for each event's notifications (``TaskRuns._fold_notified``)."""
+that asks for each event's notifications (``Publisher._fold_notified``)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from parley.server.tasks._events import EventLog
 from parley.server.tasks._live import LiveTask
-from parley.server.tasks._runs import TaskRuns, _fold
+from parley.server.tasks._publish import _fold
+from parley.server.tasks._runs import TaskRuns
 from parley.stores import MemoryStore, OutboxEntry, StoredEvent
 from parley.types import (
     Artifact,
@@ -121,6 +122,6 @@ def test_folding_with_no_push_config_is_the_folding_with_notifications(
     live = _live(state, logged)
     live.push_configs = (("config", "0.3"),)  # read: asked for each event's entries
     events = [EVENTS[i]() for i in picked]
-    with_them = _result(runs._fold_notified(live, events, notified, outbox))
+    with_them = _result(runs.publisher._fold_notified(live, events, notified, outbox))
     assert _seen(alone, plain) == _seen(with_them, notified)
     assert outbox == []

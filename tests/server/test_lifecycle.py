@@ -45,9 +45,14 @@ def _message(text: str, **fields: Any) -> dict[str, Any]:
     }
 
 
-async def _rpc(client: httpx.AsyncClient, method: str, params: Any) -> dict[str, Any]:
+V1 = {"A2A-Version": "1.0"}
+
+
+async def _rpc(
+    client: httpx.AsyncClient, method: str, params: Any, headers: dict[str, str] | None = None
+) -> dict[str, Any]:
     request = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
-    response = await client.post("/", json=request)
+    response = await client.post("/", json=request, headers=headers)
     assert response.status_code == 200, response.text
     answer: dict[str, Any] = response.json()
     return answer
@@ -129,25 +134,30 @@ def test_two_concurrent_answers_are_never_lost(kind: str, tmp_path: Path) -> Non
 
 @pytest.mark.parametrize("kind", STORES)
 def test_concurrent_cancels_both_answer_canceled(kind: str, tmp_path: Path) -> None:
-    """tasks/cancel is idempotent (spec 7.4): a second cancel answers the canceled task."""
+    """CancelTask is idempotent in v1.0 (v1.0.1 3.3.1): cancels at once, and one after,
+    all answer the canceled task. A v0.3 tasks/cancel of the canceled task answers
+    -32002 (v0.3.0 8.2: a task already canceled cannot be canceled)."""
 
     async def scenario(base: str) -> list[dict[str, Any]]:
         async with httpx.AsyncClient(base_url=base, timeout=30) as client:
             counting = _message("count to 300")
             params = {"message": counting, "configuration": {"blocking": False}}
             started = (await _rpc(client, "message/send", params))["result"]
-            replies = await asyncio.gather(
-                *(_rpc(client, "tasks/cancel", {"id": started["id"]}) for _ in range(3))
-            )
-            replies.append(await _rpc(client, "tasks/cancel", {"id": started["id"]}))
+            cancel = {"id": started["id"]}
+            at_once = (_rpc(client, "CancelTask", cancel, V1) for _ in range(3))
+            replies = await asyncio.gather(*at_once)
+            replies.append(await _rpc(client, "CancelTask", cancel, V1))
+            replies.append(await _rpc(client, "tasks/cancel", cancel))
             return replies
 
     with _serve(kind, tmp_path) as store:
         app = create_demo_app(task_store=store)
         with running(app) as base:
             replies = asyncio.run(scenario(base))
-            live = dict(app.handler.runs.live)
-    assert [r.get("result", r)["status"]["state"] for r in replies] == ["canceled"] * 4
+            live = {live.task_id: live for live in app.handler.runs.registry}
+    states = [r.get("result", r)["status"]["state"] for r in replies[:4]]
+    assert states == ["TASK_STATE_CANCELED"] * 4
+    assert replies[4]["error"]["code"] == -32002
     assert live == {}
 
 
@@ -175,11 +185,15 @@ def test_a_cancel_before_the_answers_run_began_lets_the_task_go(kind: str, tmp_p
                 return_exceptions=True,
             )
             for _ in range(50):  # the run, if it began, ends within a few turns
-                if not handler.runs.live:
+                if not handler.runs.registry:
                     break
                 await asyncio.sleep(0.01)
             states = [getattr(reply, "status", reply) for reply in replies]
-            return states, dict(handler.runs.live), len(handler.runs._background)
+            return (
+                states,
+                {live.task_id: live for live in handler.runs.registry},
+                len(handler.runs._background),
+            )
 
     with _serve(kind, tmp_path) as store:
         (answered, canceled), live, background = asyncio.run(
@@ -223,6 +237,6 @@ def test_finished_tasks_leave_the_registry(kind: str, tmp_path: Path) -> None:
         app = create_demo_app(task_store=store)
         with running(app) as base:
             refused, sent = asyncio.run(scenario(base))
-            live = dict(app.handler.runs.live)
+            live = {live.task_id: live for live in app.handler.runs.registry}
     assert refused == sent
     assert live == {}

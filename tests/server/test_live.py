@@ -6,8 +6,9 @@ import asyncio
 
 import pytest
 
+from parley.protocol import InvalidParamsError
 from parley.server.tasks._events import EventLog
-from parley.server.tasks._live import Gate, LiveTask
+from parley.server.tasks._live import MOVES, Gate, LiveTask, Move, Phase, move
 
 
 async def test_a_free_gate_is_taken_at_once_and_a_held_one_is_not() -> None:
@@ -87,3 +88,38 @@ async def test_a_live_task_is_its_own_publishing_gate_and_starts_free() -> None:
     async with live.publishing:
         assert not live.try_take()
     assert live.try_take()
+
+
+def test_a_run_slot_is_taken_once_and_freed_once() -> None:
+    live = LiveTask("t", "c", None, EventLog())
+    assert live.phase.value == "idle"
+    turn = live.begin_turn()
+    assert live.phase is Phase.RUNNING
+    assert live.turn is turn
+    with pytest.raises(InvalidParamsError, match="still working on an earlier message"):
+        live.begin_turn()
+    turn.end()
+    turn.end()  # freeing twice frees once
+    assert live.phase.value == "idle"
+    assert live.turn is None
+    assert live.begin_turn() is not turn
+
+
+def test_a_broken_task_takes_no_run_and_stays_broken() -> None:
+    live = LiveTask("t", "c", None, EventLog())
+    turn = live.begin_turn()
+    move(live, Move.BREAK)
+    turn.end()
+    assert live.phase is Phase.BROKEN
+    assert live.turn is None
+    with pytest.raises(InvalidParamsError, match="send again"):
+        live.begin_turn()
+    assert live.phase is Phase.BROKEN
+
+
+def test_every_phase_says_what_each_move_does() -> None:
+    assert set(MOVES) == set(Phase)
+    for phase, moves in MOVES.items():
+        assert moves[Move.END] in Phase, phase
+        assert moves[Move.BREAK] is Phase.BROKEN, phase
+    assert [phase for phase, moves in MOVES.items() if Move.BEGIN in moves] == [Phase.IDLE]

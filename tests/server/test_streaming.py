@@ -111,10 +111,10 @@ async def test_a_streamed_direct_reply_answers_a_repeat_of_its_message(
         first = events[0][1]["result"]
         assert first["kind"] == "message"
         for _ in range(1000):  # the run over and gone: only the record is left
-            if not app.handler.runs.live:
+            if not app.handler.runs.registry:
                 break
             await asyncio.sleep(0.01)
-        assert not app.handler.runs.live
+        assert not app.handler.runs.registry
         if again == "message/stream":
             repeated = (await sse(http, again, params))[0][1]["result"]
         else:

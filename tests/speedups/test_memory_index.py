@@ -1,5 +1,6 @@
 """The memory store's sorted keys, against a plain sorted list: keys added mostly in
-order (as status times grow) and out of it, removed anywhere, across chunk splits."""
+order (as status times grow) and out of it, removed anywhere, across chunk splits; and
+its sorted index, against the plain one, page for page."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from parley._speedups._memory_index import CHUNK, SortedKeys
+from parley._speedups._memory_index import TaskIndex as SortedTaskIndex
+from parley.stores._memory_index import Place, TaskIndex
 from parley.stores._memory_index import key as _key
 from parley.stores._memory_index import position as _position
+from parley.stores._protocols import TaskQuery
+from parley.types import Task, TaskState, TaskStatus
 
 TIMES = st.floats(min_value=-1e12, max_value=1e12)
 """Status times, epoch seconds: ~30,000 years either side of 1970."""
@@ -77,3 +82,67 @@ def test_only_the_last_chunk_is_a_list() -> None:
     assert len(chunks) > 5
     assert all(type(chunk) is tuple and not gc.is_tracked(chunk) for chunk in chunks[:-1])
     assert len(chunks[-1]) <= 2 * CHUNK
+
+
+FILED = st.lists(
+    st.tuples(
+        st.integers(min_value=0, max_value=40),  # task number
+        st.integers(min_value=0, max_value=5),  # status time, seconds
+        st.sampled_from(list(TaskState)),
+        st.sampled_from(["c1", "c2", "c3"]),
+        st.sampled_from([None, "alice", "bob", "/t1/alice", "/t2/bob"]),
+    ),
+    max_size=40,
+)
+QUERIES = st.builds(
+    TaskQuery,
+    context_id=st.none() | st.sampled_from(["c1", "c2", "c4"]),
+    state=st.none() | st.sampled_from(list(TaskState)),
+    touched_after=st.none() | st.integers(min_value=0, max_value=6).map(float),
+    after=st.none()
+    | st.tuples(st.integers(min_value=0, max_value=5).map(float), st.sampled_from(["t1", "t20"])),
+    limit=st.integers(min_value=1, max_value=8),
+    owner=st.none() | st.sampled_from(["", "alice", "/t1/alice", "carol"]),
+)
+
+
+@given(FILED, st.sets(st.integers(min_value=0, max_value=40)), QUERIES)
+def test_the_sorted_index_pages_as_the_plain_one(
+    filed: list[tuple[int, int, TaskState, str, str | None]],
+    removed: set[int],
+    query: TaskQuery,
+) -> None:
+    """The same tasks filed, refiled, given owners and removed in both: every query gets
+    the same page (tasks, total, cursor) from the sorted index as from the plain one."""
+    plain, fast = TaskIndex(), SortedTaskIndex()
+    places: dict[str, tuple[Place, str | None]] = {}
+    for number, seconds, state, context_id, owner in filed:
+        task_id = f"t{number}"
+        place = Place(float(seconds), state, context_id)
+        if task_id in places:  # refiled, as the store refiles a task whose status moved
+            old, had = places[task_id]
+            for index in (plain, fast):
+                index.remove(task_id, old, had)
+            owner = had or owner
+        for index in (plain, fast):
+            index.add(task_id, place, owner)
+        places[task_id] = (place, owner)
+    for number in removed:
+        task_id = f"t{number}"
+        if task_id in places:
+            place, owner = places.pop(task_id)
+            for index in (plain, fast):
+                index.remove(task_id, place, owner)
+    tasks = {
+        task_id: Task(id=task_id, context_id=place.context_id, status=TaskStatus(state=place.state))
+        for task_id, (place, _) in places.items()
+    }
+
+    def filed_as(task_id: str) -> tuple[TaskState | None, str | None]:
+        place, owner = places[task_id]
+        return place.state, owner
+
+    pages = [index.page(query, tasks.get, filed_as) for index in (plain, fast)]
+    assert pages[0] == pages[1]
+    for context_id in ("c1", "c2", "c3"):
+        assert plain.has_context(context_id) is fast.has_context(context_id)

@@ -112,7 +112,7 @@ async def test_a_resubscriber_joining_a_winding_down_run_follows_the_next_run(
     agent.release.set()
     await asyncio.wait_for(agent.wound_down.wait(), BOUND)
     await asyncio.sleep(0)
-    assert server.runs.live == {}
+    assert len(server.runs.registry) == 0
 
 
 async def test_resubscribe_to_a_task_no_run_here_works_on_ends(
@@ -136,7 +136,7 @@ async def test_resubscribe_to_a_task_no_run_here_works_on_ends(
         states = [(n, e.status.state) for n, e in rest if isinstance(e, TaskStatusUpdateEvent)]
         assert states == [(2, TaskState.failed)]
         assert len(rest) == 1
-    assert server.runs.live == {}
+    assert len(server.runs.registry) == 0
     with pytest.raises(TaskNotFoundError):
         await server.resubscribe(TaskIdParams(id="nowhere"), CallContext())
 
@@ -167,7 +167,7 @@ async def test_get_and_cancel_of_finished_tasks_leave_no_entry(
         await server.get_task(TaskQueryParams(id=done.id))
         stream = await server.resubscribe(TaskIdParams(id=done.id), CallContext())
         assert len(await asyncio.wait_for(_collect(stream), BOUND)) == 1
-    assert server.runs.live == {}
+    assert len(server.runs.registry) == 0
 
 
 async def _break_artifact_writes(store: SQLStore) -> None:
@@ -212,7 +212,7 @@ async def test_a_failed_store_write_fails_the_call_and_settles_the_task(
     with pytest.raises(InternalError, match="could not store"):
         await asyncio.wait_for(_collect(stream), BOUND)
     await asyncio.sleep(0.05)  # let the failed runs unwind
-    assert server.runs.live == {}
+    assert len(server.runs.registry) == 0
     states = []
     for task_id in await _task_ids(store):
         snapshot = await store.get(task_id)

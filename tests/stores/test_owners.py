@@ -143,8 +143,11 @@ async def test_another_principal_finds_no_task(served: str, binding: str) -> Non
         assert task.status.state is TaskState.input_required
         await alice.set_push_config(_push(task.id, "alice"))
         await _nothing_for_bob(bob, task)
-        referring = await bob.send_message(_message("refs", reference_task_ids=[task.id]))
+        # dropped, as an id that does not exist is (docs/security.md, task ownership)
+        references = [task.id, "no-such-task"]
+        referring = await bob.send_message(_message("refs", reference_task_ids=references))
         assert isinstance(referring, Task)
+        assert referring.status.state is TaskState.completed
         assert "none" in str(referring.artifacts)
         assert (await alice.get_task(task.id)).status.state is TaskState.input_required
         assert [c.push_notification_config.id for c in await alice.list_push_configs(task.id)] == [

@@ -133,9 +133,10 @@ async def test_a_follower_catches_up_on_what_a_process_alone_kept_back() -> None
         await here.handler.start()
         try:
             made = await _send(here, "one")
-            kept = await there.handler.runs.attach(made["id"])  # follows, not listening yet
-            assert kept is not None
-            try:
+            async with there.handler.runs.hold_if_any(
+                made["id"]
+            ) as kept:  # follows, not listening yet
+                assert kept is not None
                 before = kept.log.last_sequence
                 moved = await _send(here, "two", made["id"])  # no note: nobody else listens
                 assert moved["status"]["state"] == "input-required"
@@ -145,8 +146,6 @@ async def test_a_follower_catches_up_on_what_a_process_alone_kept_back() -> None
                 await _until(
                     lambda: kept.log.last_sequence == logged[-1].sequence, "never caught up"
                 )
-            finally:
-                there.handler.runs.let_go(kept)
         finally:
             await there.handler.aclose()
             await here.handler.aclose()
@@ -233,7 +232,8 @@ async def _stored(app: A2AApp, task_id: str, count: int) -> None:
     store = app.handler.task_store
     await _until(
         lambda: (
-            (live := app.handler.runs.live.get(task_id)) is None or live.log.last_sequence >= count
+            (live := app.handler.runs.registry.get(task_id)) is None
+            or live.log.last_sequence >= count
         ),
         "the events were never stored",
     )
@@ -273,7 +273,7 @@ async def test_events_notes_go_out_only_while_another_process_follows_the_task()
         assert _noted(heard, task_id), "no note went out while it was followed"
         orders.put_nowait(None)
         other = await _start(here)  # followed by nobody: no note
-        await _until(lambda: other not in here.handler.runs.live, "never ended")
+        await _until(lambda: other not in here.handler.runs.registry, "never ended")
         assert not _noted(heard, other)
 
 

@@ -116,11 +116,11 @@ async def test_a_blocking_repeat_waits_for_the_run_elsewhere_and_answers_as_the_
         params = _params(uuid.uuid4().hex, uuid.uuid4().hex)
         orders.put_nowait("one")
         first = asyncio.create_task(here.handler.send_message(params))
-        await _until(lambda: bool(here.handler.runs.live), "never started")
-        task_id = next(iter(here.handler.runs.live))
+        await _until(lambda: bool(here.handler.runs.registry), "never started")
+        task_id = next(iter(here.handler.runs.registry)).task_id
         await _stored(here, task_id, 2)
         repeat = asyncio.create_task(there.handler.send_message(params))
-        await _until(lambda: task_id in there.handler.runs.live, "the repeat never looked")
+        await _until(lambda: task_id in there.handler.runs.registry, "the repeat never looked")
         runner = here.handler.runs.bus
         if isinstance(runner, PostgresBus):  # RedisBus notes every task: no follows
             await _until(lambda: runner.wanted(task_id), "the repeat never followed")
@@ -134,7 +134,7 @@ async def test_a_blocking_repeat_waits_for_the_run_elsewhere_and_answers_as_the_
         assert repeated.status.state is TaskState.completed
         assert _chunks(repeated) == ["one", "two"]
         assert repeated.model_dump(mode="json") == answered.model_dump(mode="json")
-        assert task_id not in there.handler.runs.live  # let go, unfollowed
+        assert task_id not in there.handler.runs.registry  # let go, unfollowed
         if isinstance(runner, PostgresBus):
             await _until(lambda: not runner.wanted(task_id), "never unfollowed")
 
@@ -150,9 +150,8 @@ async def test_a_repeat_answers_the_task_as_stored_not_a_stale_copy(kind: str) -
         started = await here.handler.send_message(params)
         assert isinstance(started, Task)
         await _stored(here, started.id, 2)
-        kept = await there.handler.runs.attach(started.id)
-        assert kept is not None
-        try:
+        async with there.handler.runs.hold_if_any(started.id) as kept:
+            assert kept is not None
             orders.put_nowait("two")
             await _stored(here, started.id, 3)
             repeated = await there.handler.send_message(params)
@@ -163,8 +162,6 @@ async def test_a_repeat_answers_the_task_as_stored_not_a_stale_copy(kind: str) -
             ended = await there.handler.send_message(blocking)
             assert isinstance(ended, Task)
             assert ended.status.state is TaskState.completed
-        finally:
-            there.handler.runs.let_go(kept)
 
 
 @pytest.mark.parametrize("kind", BUSES)
@@ -198,7 +195,7 @@ async def test_a_streaming_repeat_streams_the_run_elsewhere_to_its_end(kind: str
         assert isinstance(last, TaskStatusUpdateEvent)
         assert last.status.state is TaskState.completed
         assert [item async for item in stream][-1] == rest[-1]
-        assert task_id not in there.handler.runs.live
+        assert task_id not in there.handler.runs.registry
 
 
 @pytest.mark.parametrize("kind", BUSES)
@@ -210,8 +207,8 @@ async def test_a_repeat_finds_a_task_another_process_is_still_starting(kind: str
     async with _two_processes(kind, orders) as (here, there):
         params = _params(uuid.uuid4().hex, uuid.uuid4().hex, blocking=False)
         first = asyncio.create_task(here.handler.send_message(params))
-        await _until(lambda: bool(here.handler.runs.live), "never started")
-        task_id = next(iter(here.handler.runs.live))
+        await _until(lambda: bool(here.handler.runs.registry), "never started")
+        task_id = next(iter(here.handler.runs.registry)).task_id
         assert await here.handler.task_store.get(task_id) is None
         repeat = asyncio.create_task(there.handler.send_message(params))
         await asyncio.sleep(0.2)  # it looked, and found nothing yet
@@ -245,7 +242,7 @@ async def test_a_streaming_repeat_closed_early_unfollows_at_once() -> None:
         assert follower._following == {started.id: 1}
         await repeated.aclose()
         assert follower._following == {}
-        assert started.id not in there.handler.runs.live
+        assert started.id not in there.handler.runs.registry
         await _until(lambda: not runner.wanted(started.id), "never unfollowed")
         orders.put_nowait(None)
         assert [item async for item in stream]
@@ -268,7 +265,7 @@ async def test_a_repeat_gets_the_direct_reply_another_process_is_still_making(
     async with _two_processes(kind, asyncio.Queue(), replies) as (here, there):
         params = _params(uuid.uuid4().hex, uuid.uuid4().hex)
         first = asyncio.create_task(here.handler.send_message(params))
-        await _until(lambda: bool(here.handler.runs.live), "never started")
+        await _until(lambda: bool(here.handler.runs.registry), "never started")
         repeat = asyncio.create_task(there.handler.send_message(params))
         await asyncio.sleep(0.2)  # it looked, and found nothing yet
         assert not repeat.done(), repeat

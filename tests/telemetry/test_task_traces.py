@@ -10,13 +10,23 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from parley.client import connect
-from parley.server import EventSink, RequestContext, RequestHandler, TaskUpdater, create_app
+from parley.server import (
+    EventSink,
+    RequestContext,
+    RequestHandler,
+    TaskUpdater,
+    create_app,
+)
 from parley.server.tasks._recovery import recover
 from parley.stores import StoredEvent
 from parley.stores.sql import SQLStore
-from parley.types import Task, TaskState, TaskStatus
+from parley.types import (
+    Task,
+    TaskState,
+    TaskStatus,
+)
 from tests.server.agents import ScriptedAgent, card
-from tests.stores.databases import postgres_engine
+from tests.stores.databases import postgres_engine, postgres_engines
 from tests.telemetry.recording import Recording, recording
 
 
@@ -101,3 +111,36 @@ async def test_a_task_taken_over_is_recorded_and_counted(recorded: Recording) ->
     assert (takeover.attributes or {})["a2a.task.id"] == "left-running"
     (point,) = recorded.points("parley.lease.takeovers")
     assert point.value == 1
+
+
+@pytest.mark.postgres
+async def test_another_process_links_to_the_task_s_last_turn(recorded: Recording) -> None:
+    """Two apps on one PostgreSQL database, as two processes: the second's resubscribe
+    and the follow-up it runs are linked to the turn the first ran."""
+    async with postgres_engines(2) as (one, other):
+        first, second = (
+            create_app(ScriptedAgent(), card(), task_store=SQLStore(engine), **recorded.providers)
+            for engine in (one, other)
+        )
+        async with (
+            first.lifespan(),
+            second.lifespan(),
+            connect(first) as to_first,
+            connect(second) as to_second,
+        ):
+            asked = await to_first.send_message("ask")
+            assert isinstance(asked, Task)
+            assert asked.status.state is TaskState.input_required
+            events = [event async for event in to_second.resubscribe(asked.id)]
+            assert [type(event) for event in events] == [Task]
+            answered = await to_second.send_message("more", task_id=asked.id)
+            assert isinstance(answered, Task)
+            assert answered.status.state is TaskState.completed
+        await first.handler.task_store.aclose()
+        await second.handler.task_store.aclose()
+    asked_turn, answered_turn = sorted(
+        recorded.spans("invoke_agent test agent"), key=lambda span: span.start_time or 0
+    )
+    follow = await recorded.finished("SubscribeToTask", a2a_task_id=asked.id)
+    assert [link.context.span_id for link in follow.links] == [asked_turn.context.span_id]
+    assert [link.context.span_id for link in answered_turn.links] == [asked_turn.context.span_id]

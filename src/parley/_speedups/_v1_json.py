@@ -30,8 +30,10 @@ _STATES[TaskState.unknown] = "TASK_STATE_UNSPECIFIED"
 _ROLES = {role: f"ROLE_{role.name.upper()}" for role in Role}
 """v1.0's enum names (``parley.protocol.v1._data`` owns them; the tests hold these to the
 writer's bytes)."""
-_STATE_PIECES = {
-    state: f',"status":{{"state":"{_STATES[state]}","timestamp":' for state in TaskState
+_STATE_PIECES: dict[TaskState, str] = {
+    state: f',"status":{{"state":"{_STATES[state]}","timestamp":'
+    for state in TaskState
+    if state is not TaskState.unknown  # left out (ProtoJSON's default): the writer's, a KeyError
 }
 _ROLE_PIECES = {role: f',"role":"{_ROLES[role]}","parts":[{{"text":' for role in Role}
 

@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from parley.check._model import BINDINGS, EARLY, V0_3, V1_0, VERSIONS
+from parley.check._receiver import Receiver
 from parley.client import (
     CardError,
     ClientCall,
@@ -57,6 +58,8 @@ class Agent:
     webhook: str = "https://example.com/a2a-check/webhook"
     """Where the push configs the checks set point (never called: their tasks have
     ended); an agent that refuses it gets the push checks skipped."""
+    receiver: Receiver | None = None
+    """Where push notifications can be received, when one listens."""
     card_response: httpx.Response | None = None
     """The card as served to a request without ``A2A-Version``."""
     card_json: dict[str, Any] | None = None

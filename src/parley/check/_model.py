@@ -67,6 +67,8 @@ class Needs:
     """The card declares security requirements."""
     credentials: bool = False
     """The user gave credentials."""
+    receiver: bool = False
+    """A webhook the agent can reach is listening (``receiver=`` / ``--receiver``)."""
 
 
 @dataclass(frozen=True, slots=True)

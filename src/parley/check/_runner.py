@@ -9,7 +9,8 @@ check the overall limit cut short is reported as skipped with that reason.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ import parley.check._areas  # noqa: F401  (registers every check)
 from parley.check._agent import Agent, Surface
 from parley.check._model import CHECKS, Check, Failed, Level, Result, Scope, Skipped, Status
 from parley.check._probe import Probe
+from parley.check._receiver import Receiver
 from parley.client import ClientInterceptor, ClientTLS, in_memory_http_client
 
 IN_MEMORY_URL = "http://agent.local"
@@ -84,6 +86,8 @@ async def run(
     overall_timeout: float = 120.0,
     concurrency: int = 4,
     webhook: str | None = None,
+    receiver: str | None = None,
+    receiver_url: str | None = None,
     on_result: Callable[[Result], None] | None = None,
 ) -> Report:
     """Check the agent at ``url`` (its base URL), or the ASGI ``app`` in process.
@@ -92,15 +96,20 @@ async def run(
     ``parley.client.connect``; ``versions`` (``1.0``, ``0.3``, ``2025-early``) and
     ``bindings`` (``JSONRPC``, ``HTTP+JSON``, ``GRPC``) narrow what is checked;
     ``only``/``skip`` name checks or areas; ``webhook`` is the URL the push configs
-    the checks set point to. ``on_result`` sees each result as it comes.
+    the checks set point to; ``receiver`` (``HOST:PORT``, port 0 for a free one) is where
+    a webhook listens for the agent's notifications, at ``receiver_url`` when the agent
+    reaches it by another address. ``on_result`` sees each result as it comes.
     An app is called with no socket; enter its lifespan first if it needs one (a parley
     ``A2AApp`` does not). Never raises for what the agent does: an agent that cannot be
     reached fails the card checks.
     """
     if (url is None) == (app is None):
         raise TypeError("check an agent at a url, or an ASGI app; one of the two")
-    async with _http(url, app, http_client, tls) as (http, base):
-        agent = Agent(base, http, list(interceptors), tls, check_timeout)
+    async with (
+        _http(url, app, http_client, tls) as (http, base),
+        _receiving(receiver, receiver_url) as listening,
+    ):
+        agent = Agent(base, http, list(interceptors), tls, check_timeout, receiver=listening)
         if webhook is not None:
             agent.webhook = webhook
         report = Report(base, [], strict=strict)
@@ -119,29 +128,32 @@ async def run(
     return report
 
 
-class _http:
-    """The HTTP client to use, and the base URL to call."""
+@asynccontextmanager
+async def _http(
+    url: str | None, app: Any, given: httpx.AsyncClient | None, tls: ClientTLS | None
+) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """The HTTP client to use (``given``, or one made here and closed after), and the
+    base URL to call."""
+    if given is not None:
+        yield given, url or IN_MEMORY_URL
+        return
+    if app is not None:
+        async with in_memory_http_client(app) as http:
+            yield http, IN_MEMORY_URL
+        return
+    assert url is not None
+    async with httpx.AsyncClient(verify=tls.ssl_context() if tls is not None else True) as http:
+        yield http, url
 
-    def __init__(
-        self, url: str | None, app: Any, given: httpx.AsyncClient | None, tls: ClientTLS | None
-    ) -> None:
-        self.url, self.app, self.given, self.tls = url, app, given, tls
-        self.owned: httpx.AsyncClient | None = None
 
-    async def __aenter__(self) -> tuple[httpx.AsyncClient, str]:
-        if self.given is not None:
-            return self.given, self.url or IN_MEMORY_URL
-        if self.app is not None:
-            self.owned = in_memory_http_client(self.app)
-            return self.owned, IN_MEMORY_URL
-        verify = self.tls.ssl_context() if self.tls is not None else True
-        self.owned = httpx.AsyncClient(verify=verify)
-        assert self.url is not None
-        return self.owned, self.url
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self.owned is not None:
-            await self.owned.aclose()
+@asynccontextmanager
+async def _receiving(address: str | None, public_url: str | None) -> AsyncIterator[Receiver | None]:
+    if address is None:
+        yield None
+        return
+    host, _, port = address.rpartition(":")
+    async with Receiver(host or "127.0.0.1", int(port or 0), public_url) as receiver:
+        yield receiver
 
 
 _Job = tuple[Check, Surface | None, str | None, str]
@@ -181,6 +193,8 @@ def _unmet(agent: Agent, check: Check) -> str:
     """Why ``check`` cannot run although it applies, or ""."""
     if check.needs.credentials and not agent.has_credentials:
         return "needs credentials (--bearer, --api-key, --basic, --oauth, --cert or -H)"
+    if check.needs.receiver and agent.receiver is None:
+        return "needs a webhook the agent can reach (--receiver HOST:PORT)"
     return ""
 
 

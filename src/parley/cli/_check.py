@@ -24,8 +24,9 @@ _Names = Annotated[
 @agent_command()
 def check(
     url: Annotated[
-        str | None, typer.Argument(help="The agent's base URL (not needed with --list).")
-    ] = None,
+        str,
+        typer.Argument(help="The agent's base URL (not needed with --list).", show_default=False),
+    ] = "",  # "" rather than None: the shared options read it (an empty one is refused below)
     list_checks: Annotated[bool, typer.Option("--list", help="List the checks and exit.")] = False,
     json_output: Annotated[bool, typer.Option("--json", help="Print the report as JSON.")] = False,
     junit_file: Annotated[
@@ -45,6 +46,17 @@ def check(
         str | None,
         typer.Option(help="URL for the push configs the checks set (never called)."),
     ] = None,
+    receiver: Annotated[
+        str | None,
+        typer.Option(
+            help="HOST:PORT to listen on for the agent's push notifications (port 0: a "
+            "free one); the agent must reach it. Without it push delivery is not checked."
+        ),
+    ] = None,
+    receiver_url: Annotated[
+        str | None,
+        typer.Option(help="The URL the agent reaches --receiver at, when not http://HOST:PORT."),
+    ] = None,
     *,
     connection: Connection,
 ) -> None:
@@ -55,9 +67,12 @@ def check(
     if list_checks:
         out.print(listing(chosen), soft_wrap=True, markup=False)
         return
-    if url is None:
+    if not url:
         fail(ExitCode.usage, "give the agent's URL (or --list)")
-    options = _Options(_split(only), _split(skip), strict, timeout, overall_timeout, webhook)
+    options = _Options(
+        _split(only), _split(skip), strict, timeout, overall_timeout, webhook, receiver,
+        receiver_url,
+    )  # fmt: skip
     report = run_action(lambda: _run(url, connection, options))
     if junit_file is not None:
         junit_file.write_bytes(junit(report))
@@ -77,6 +92,8 @@ class _Options:
     timeout: float
     overall_timeout: float
     webhook: str | None
+    receiver: str | None
+    receiver_url: str | None
 
 
 async def _run(url: str, connection: Connection, options: _Options) -> Report:
@@ -95,6 +112,8 @@ async def _run(url: str, connection: Connection, options: _Options) -> Report:
             check_timeout=options.timeout,
             overall_timeout=options.overall_timeout,
             webhook=options.webhook,
+            receiver=options.receiver,
+            receiver_url=options.receiver_url,
             on_result=progress,
         )
 

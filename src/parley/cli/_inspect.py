@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+import socket
 import sys
 import threading
 import webbrowser
@@ -13,9 +14,11 @@ import typer
 import uvicorn
 
 from parley.cli._common import bound_listener, out
-from parley.inspect import create_inspector_app
+from parley.inspect import InspectorApp, create_inspector_app
 
 _WILDCARDS = {"0.0.0.0", "::", ""}
+SHUTDOWN_GRACE = 5
+"""Seconds open responses (a chat's stream) get to finish once the inspector stops."""
 
 
 def inspect(
@@ -44,8 +47,10 @@ def inspect(
     if not no_browser:
         # the listener queues the browser's connection until uvicorn accepts it
         threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    uvicorn.Server(config).run(sockets=[listener])
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=SHUTDOWN_GRACE
+    )
+    _Server(config, app).run(sockets=[listener])
 
 
 def served_hosts(host: str, port: int) -> list[str]:
@@ -63,3 +68,16 @@ def page_address(host: str, port: int, token: str, agent: str | None) -> str:
     shown = "127.0.0.1" if host in _WILDCARDS else (f"[{host}]" if ":" in host else host)
     query = {"token": token, **({"agent": agent} if agent else {})}
     return f"http://{shown}:{port}/?{urlencode(query)}"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn, ending the inspector's live feeds as it stops: a page keeps one open,
+    and uvicorn waits for open responses to end before it exits."""
+
+    def __init__(self, config: uvicorn.Config, app: InspectorApp) -> None:
+        super().__init__(config)
+        self.inspector = app
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await self.inspector.aclose()
+        await super().shutdown(sockets)

@@ -12,7 +12,7 @@ import contextlib
 import dataclasses
 import logging
 import uuid
-from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
@@ -32,6 +32,8 @@ from parley.protocol import (
     UnsupportedOperationError,
     ends_interaction,
 )
+from parley.protocol._rules import rules_for
+from parley.protocol._versions import V0_3
 from parley.telemetry import context_injector, open_telemetry
 from parley.types import (
     A2AModel,
@@ -347,7 +349,7 @@ class Client:
         traced: TracedCall | None,
     ) -> AsyncGenerator[StreamItem, None]:
         call = await self._prepare(operation, params, context, traced)
-        resume = _Resume(call, operation, self)
+        resume = _Resume(call, operation, self, _stream_ends(operation, self.transport))
         deadline = _Deadline(call.context.timeout)
         while True:
             try:
@@ -400,6 +402,24 @@ class Client:
             await interceptor.failed(call, error)
 
 
+def _ends_run(event: Event) -> bool:
+    """Whether ``event`` is the last of an agent run (its ``final`` flag, as a peer may
+    set it, counts)."""
+    return ends_interaction(event) or (isinstance(event, TaskStatusUpdateEvent) and event.final)
+
+
+def _stream_ends(operation: Operation, transport: Transport) -> Callable[[Event], bool]:
+    """Where a stream of ``operation`` ends: a run's end, and for a subscription what the
+    version the transport speaks says (``VersionRules.subscription_ends``: v1.0 follows
+    the task through its pauses to a terminal state)."""
+    if operation is _RESUBSCRIBE:
+        version = str(getattr(transport, "protocol", V0_3))  # a transport of one's own: v0.3
+        ends = rules_for(version).subscription_ends
+        if ends is not ends_interaction:
+            return ends
+    return _ends_run
+
+
 async def _traced_stream(
     items: AsyncGenerator[StreamItem, None], traced: TracedCall
 ) -> AsyncGenerator[StreamItem, None]:
@@ -423,8 +443,16 @@ class _Resume:
     """Where a stream stands: the last event id delivered, the task, and the attempts to
     resume it since it broke (reset by every new event)."""
 
-    def __init__(self, call: ClientCall, operation: Operation, client: Client) -> None:
+    def __init__(
+        self,
+        call: ClientCall,
+        operation: Operation,
+        client: Client,
+        ends: Callable[[Event], bool],
+    ) -> None:
         self.operation = operation
+        self.ends = ends
+        """Whether an event is the stream's last (``_stream_ends``)."""
         self.params = call.params
         self.context = call.context
         self.max_resumes = client.max_resumes
@@ -445,9 +473,7 @@ class _Resume:
         if item.id is not None:
             self.last_event_id = item.id
         self.task_id = self.task_id or _task_id(item.event)
-        self.ended = ends_interaction(item.event) or (
-            isinstance(item.event, TaskStatusUpdateEvent) and item.event.final
-        )
+        self.ended = self.ends(item.event)
         self.failures = 0
         self.broken = 0
         self.broken_at = None

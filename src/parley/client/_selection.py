@@ -151,6 +151,11 @@ class FallbackTransport:
         """The interface in use (or to be tried next)."""
         return self.candidates[self._index]
 
+    @property
+    def protocol(self) -> str:
+        """The A2A version of the interface in use."""
+        return self.interface.protocol
+
     async def request(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
     ) -> Any:

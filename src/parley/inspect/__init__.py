@@ -8,6 +8,10 @@ extra); its page is plain HTML, CSS and JavaScript shipped in the package, with 
 to build and nothing fetched from the network.
 """
 
-from parley.inspect._app import create_inspector_app
+from parley._extras import require
 
-__all__ = ["create_inspector_app"]
+require("server", "parley inspect")
+
+from parley.inspect._app import InspectorApp, create_inspector_app
+
+__all__ = ["InspectorApp", "create_inspector_app"]

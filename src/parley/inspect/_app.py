@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from parley.inspect._api import API, BadRequest, endpoint
 from parley.inspect._guard import Guard
@@ -21,7 +21,22 @@ from parley.inspect._session import Connections
 STATIC = Path(__file__).parent / "static"
 
 
-def create_inspector_app(token: str, hosts: Collection[str] = (), *, port: int = 0) -> Guard:
+class InspectorApp:
+    """The inspector's ASGI app; ``aclose`` ends its connections and their live feeds,
+    which a page keeps open (call it when the server starts to shut down)."""
+
+    def __init__(self, app: ASGIApp, connections: Connections) -> None:
+        self.app = app
+        self.connections = connections
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+    async def aclose(self) -> None:
+        await self.connections.aclose()
+
+
+def create_inspector_app(token: str, hosts: Collection[str] = (), *, port: int = 0) -> InspectorApp:
     """The inspector: its page at ``/``, answering only requests that carry ``token``
     (see ``Guard``) to one of ``hosts``; ``port`` names its cookie, so that inspectors
     on two ports of one host do not share one."""
@@ -49,7 +64,8 @@ def create_inspector_app(token: str, hosts: Collection[str] = (), *, port: int =
         Mount("/static", StaticFiles(directory=STATIC)),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    return Guard(app, token, hosts, cookie=f"parley-inspect-{port}")
+    guarded = Guard(app, token, hosts, cookie=f"parley-inspect-{port}")
+    return InspectorApp(guarded, connections)
 
 
 class _PushRoute:
@@ -68,4 +84,4 @@ class _PushRoute:
         await connection.receive_push(scope, receive, send)
 
 
-__all__ = ["BadRequest", "create_inspector_app"]
+__all__ = ["BadRequest", "InspectorApp", "create_inspector_app"]

@@ -66,14 +66,17 @@ async def conformance(connection: Connection) -> dict[str, Any]:
 
 
 def schemes(card: AgentCard) -> list[dict[str, Any]]:
-    """The card's security schemes, each with what to ask the person for, and whether
-    the card requires it (it appears in ``security``)."""
-    required = {name for requirement in card.security or () for name in requirement}
-    return [
-        {"name": name, "kind": kind, "label": label, "required": name in required}
-        for name, scheme in (card.security_schemes or {}).items()
-        for kind, label in [_asks(scheme)]
-    ]
+    """The card's security schemes, each with what to ask the person for, and how the
+    card's ``security`` asks for it: ``required`` (in every alternative), ``one of``
+    (in some), or ``None``."""
+    alternatives = [set(requirement) for requirement in card.security or ()]
+    found = []
+    for name, scheme in (card.security_schemes or {}).items():
+        kind, label = _asks(scheme)
+        needed = [name in alternative for alternative in alternatives]
+        asked = "required" if needed and all(needed) else "one of" if any(needed) else None
+        found.append({"name": name, "kind": kind, "label": label, "asked": asked})
+    return found
 
 
 def _asks(scheme: SecurityScheme) -> tuple[str, str]:

@@ -184,6 +184,7 @@ class Connection:
             await client.aclose()
 
     async def aclose(self) -> None:
+        self.wire.close()
         async with AsyncExitStack() as closing:
             closing.push_async_callback(self.http.aclose)
             closing.push_async_callback(self.close_client)

@@ -48,6 +48,12 @@ class WireLog:
                 self._followers.discard(follower)
         return self._count
 
+    def close(self) -> None:
+        """End every follower's feed (the inspector is stopping)."""
+        for follower in self._followers:
+            follower.close()
+        self._followers.clear()
+
     async def follow(self) -> AsyncIterator[dict[str, Any]]:
         """The entries so far, then each new one as it is added."""
         sender, receiver = anyio.create_memory_object_stream[dict[str, Any]](_FEED_BUFFER)

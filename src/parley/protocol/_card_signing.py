@@ -4,13 +4,14 @@ The payload is the card's JSON without ``signatures``, in the canonical form of 
 (JCS: sorted keys, no spaces, one spelling per number), so any party that holds the same
 card computes the same bytes. Readers differ in what they hold: v1.0.1 §8.4.1 keeps the
 card as written (every member present in it, empty ones included), while the official
-SDK leaves out empty strings, lists and objects before canonicalizing. Both forms are
-canonical forms of the card (``canonical_forms``); a card is signed over each that
-differs, and verifies over either. Each signature is the JSON serialisation of a JWS with a
-detached payload (RFC 7515 appendix F): ``protected`` (base64url of the header: ``alg``,
-``kid``, ``typ``) and ``signature``; the payload is the card itself. A card may carry
-several, e.g. by the old and the new key while keys rotate; it verifies when one of them
-does with a trusted key.
+SDK leaves out empty strings, lists and objects before canonicalizing. Both are
+canonical forms of the card (``canonical_forms``): a card is signed over each (once when
+they are the same) and verifies over either.
+
+Each signature is the JSON serialisation of a JWS with a detached payload (RFC 7515
+appendix F): ``protected`` (base64url of the header: ``alg``, ``kid``, ``typ``) and
+``signature``; the payload is the card itself. A card may carry several, e.g. by the old
+and the new key while keys rotate; it verifies when one of them does with a trusted key.
 
 Signing and verifying go through PyJWT and the ``rfc8785`` package (JCS).
 """

@@ -95,3 +95,13 @@ def ends_interaction(event: Event) -> bool:
     if type(event) is Task or isinstance(event, _WITH_STATUS):
         return event.status.state in _FINAL_STATES
     return isinstance(event, Message)
+
+
+def ends_task(event: Event) -> bool:
+    """Whether ``event`` leaves its task in a terminal state: a task or status update
+    that is (v1.0.1 3.1.6: where a subscription to the task ends)."""
+    if type(event) is TaskArtifactUpdateEvent:
+        return False
+    if type(event) is Task or isinstance(event, _WITH_STATUS):
+        return event.status.state in TERMINAL_STATES
+    return False

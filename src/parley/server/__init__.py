@@ -16,9 +16,8 @@ from parley._extras import require
 require("server", "parley.server")
 
 from parley.server._app import A2AApp, create_app
-from parley.server._card import CardError, TrustedProxies
+from parley.server._card import TrustedProxies
 from parley.server._gc import tune_gc
-from parley.server._grpc_options import GRPCOptions
 from parley.server.agent._agent import (
     AgentExecutor,
     CancelRefusingAgent,
@@ -27,6 +26,7 @@ from parley.server.agent._agent import (
     TaskUpdater,
     text_message,
 )
+from parley.server.agent._card_error import CardError
 from parley.server.agent._context import CallContext, Principal, RequestContext
 from parley.server.agent._ids import new_id
 from parley.server.agent._simple import (
@@ -46,6 +46,7 @@ from parley.server.auth._verifiers import (
     ClientCertificateVerifier,
     TokenVerifier,
 )
+from parley.server.bindings._grpc_options import GRPCOptions
 from parley.server.tasks._bus import Bus, RedisBus
 from parley.server.tasks._events import EventLog
 from parley.server.tasks._handler import EventStream, RequestHandler

@@ -19,7 +19,6 @@ from parley.protocol.v1 import card_json_v1
 from parley.server import _gc
 from parley.server._card import (
     FORWARDED,
-    CardError,
     CardPublisher,
     RenderedCard,
     TrustedProxies,
@@ -28,7 +27,6 @@ from parley.server._card import (
     check_card,
     resolve_target,
 )
-from parley.server._grpc_options import GRPCOptions
 from parley.server._settings import (
     AppOptions,
     ExtendedCard,
@@ -38,9 +36,11 @@ from parley.server._settings import (
     split,
 )
 from parley.server.agent._agent import AgentExecutor
+from parley.server.agent._card_error import CardError
 from parley.server.agent._context import CallContext
 from parley.server.auth._auth import Authenticator, SchemeVerifier, card_challenge
 from parley.server.bindings import JSONRPCBinding
+from parley.server.bindings._grpc_options import GRPCOptions
 from parley.server.bindings._http import etag_matches, supported_version_asked
 from parley.server.bindings._http_auth import AuthenticationLayer, Challenging
 from parley.server.bindings._jsonrpc import refusal

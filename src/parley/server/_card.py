@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 from pydantic_core import to_json
 
 from parley.protocol import SUPPORTED_VERSIONS
+from parley.server.agent._card_error import CardError
 from parley.server.auth._keys import SigningKeys
 from parley.types import (
     AgentCard,
@@ -37,10 +38,6 @@ from parley.types import (
     ProtocolInterface,
     TransportProtocol,
 )
-
-
-class CardError(ValueError):
-    """The agent card does not describe what the server serves; the message names the field."""
 
 
 def binding_path(card: AgentCard, default: str = "/") -> str:

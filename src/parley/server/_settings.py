@@ -13,10 +13,10 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, TypedDict
 
-from parley.server._grpc_options import GRPCOptions
 from parley.server.agent._context import CallContext
 from parley.server.auth._auth import SchemeVerifier
 from parley.server.auth._keys import SigningKeys
+from parley.server.bindings._grpc_options import GRPCOptions
 from parley.server.bindings._http import DEFAULT_MAX_BODY_SIZE
 from parley.server.push._configs import PushSettings
 from parley.server.tasks._bus import Bus

@@ -76,26 +76,23 @@ class _Done(NamedTuple):
 def _header(record: bytes | _Done) -> tuple[int, int, float, Place]:
     """The snapshot's sequence, the last event's, when last touched, and the place of a
     finished task's record."""
-    if type(record) is bytes:
+    if isinstance(record, bytes):
         return header(record)
-    done: _Done = record  # type: ignore[assignment]
-    last = done.events[-1].sequence if done.events else 0
-    return done.sequence, last, done.touched, done.place
+    last = record.events[-1].sequence if record.events else 0
+    return record.sequence, last, record.touched, record.place
 
 
 def _snapshot(task_id: str, record: bytes | _Done) -> tuple[Task, int]:
-    if type(record) is bytes:
+    if isinstance(record, bytes):
         return snapshot(task_id, record)
-    done: _Done = record  # type: ignore[assignment]
-    return Task.model_validate_json(done.json), done.sequence
+    return Task.model_validate_json(record.json), record.sequence
 
 
 def _unpack(task_id: str, record: bytes | _Done) -> tuple[bytes, int, list[StoredEvent]]:
     """The snapshot's JSON, its sequence and the event log of a finished task's record."""
-    if type(record) is bytes:
+    if isinstance(record, bytes):
         return unpack(task_id, record)
-    done: _Done = record  # type: ignore[assignment]
-    return done.json, done.sequence, list(done.events)
+    return record.json, record.sequence, list(record.events)
 
 
 def _packed(

@@ -19,13 +19,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, MutableMapping
 
     from parley.telemetry._client import TracedCall
-    from parley.telemetry._telemetry import Telemetry
+    from parley.telemetry._telemetry import Telemetry, TurnRecord
 
 __all__ = [
     "JSONFormatter",
     "Telemetry",
     "TraceContextFilter",
     "TracedCall",
+    "TurnRecord",
     "configure_from_environment",
     "context_injector",
     "log_handler",
@@ -85,6 +86,10 @@ def __getattr__(name: str) -> Any:
         from parley.telemetry._telemetry import Telemetry
 
         return Telemetry
+    if name == "TurnRecord":
+        from parley.telemetry._telemetry import TurnRecord
+
+        return TurnRecord
     if name == "TracedCall":
         from parley.telemetry._client import TracedCall
 

@@ -8,6 +8,7 @@ does nothing more than that ``None`` check.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Iterator, Sequence
@@ -35,6 +36,8 @@ from parley.telemetry._client import TracedCall
 from parley.telemetry._metrics import Instruments
 from parley.telemetry._propagation import link, span_context, traceparent
 
+logger = logging.getLogger("parley.telemetry")
+
 H = TypeVar("H")
 T = TypeVar("T")
 
@@ -55,7 +58,7 @@ class TurnRecord:
     """A turn being run: its span, current while the agent's code runs (``end`` it in
     the same task that began it), and how many of its events it recorded."""
 
-    __slots__ = ("_instruments", "_telemetry", "_tokens", "dropped", "recorded", "span", "task_id")
+    __slots__ = ("_telemetry", "_tokens", "dropped", "recorded", "span", "task_id")
 
     def __init__(self, telemetry: Telemetry, span: Span, task_id: str) -> None:
         self.span = span
@@ -124,6 +127,9 @@ class Telemetry:
         self.instruments = Instruments(meter_provider.get_meter(SCOPE, release))
         self.agent_name = agent_name
         self._turn_name = f"{names.TURN} {agent_name}" if agent_name else names.TURN
+        self.traces: Any = None
+        """A store several processes share, keeping each task's latest turn
+        (``save_trace``, ``trace_of``): set by the request handler."""
         self._turns: OrderedDict[str, str] = OrderedDict()
         """Task id -> the ``traceparent`` of its latest turn here (the oldest forgotten)."""
 
@@ -136,11 +142,11 @@ class Telemetry:
 
     # -- agent runs ------------------------------------------------------------------
 
-    def begin_turn(self, task_id: str, context_id: str, previous: str | None = None) -> TurnRecord:
+    async def begin_turn(self, task_id: str, context_id: str) -> TurnRecord:
         """A turn of the agent's run on ``task_id`` begins, the agent's code to run in its
-        span: a child of the operation that started it, linked to the task's previous
-        turn (``previous``, a stored ``traceparent``, or the last one run here)."""
-        earlier = previous or self._turns.get(task_id)
+        span (call it from the run's own task): a child of the operation that started
+        it, linked to the task's previous turn (run here, or kept in ``traces``)."""
+        earlier = await self.previous_turn(task_id)
         attributes = {
             names.OPERATION_NAME: names.TURN,
             names.TASK_ID: task_id,
@@ -151,11 +157,16 @@ class Telemetry:
         span = self.tracer.start_span(
             self._turn_name, kind=SpanKind.INTERNAL, attributes=attributes, links=link(earlier)
         )
+        try:
+            await self.remember(task_id, span)  # what a resubscriber or the next turn links to
+        except BaseException:
+            span.end()
+            raise
         self.instruments.active_runs.add(1)
-        self.remember(task_id, span)  # what a resubscriber meanwhile, or the next turn, links to
         return TurnRecord(self, span, task_id)
 
-    def remember(self, task_id: str, span: Span) -> None:
+    async def remember(self, task_id: str, span: Span) -> None:
+        """``span`` is the task's latest turn: kept here, and in ``traces`` when set."""
         stored = traceparent(span)
         if stored is None:
             return
@@ -164,11 +175,30 @@ class Telemetry:
         turns.move_to_end(task_id)
         if len(turns) > _REMEMBERED_TASKS:
             turns.popitem(last=False)
+        if self.traces is not None:
+            try:
+                await self.traces.save_trace(task_id, stored)
+            except Exception:  # the trace is lost, never the run
+                logger.warning("could not keep the trace of task %s", task_id, exc_info=True)
 
-    def latest_turn(self, task_id: str | None) -> list[Link]:
-        """A link to the task's latest turn run here, running or not (none when none
-        was)."""
-        return link(None if task_id is None else self._turns.get(task_id))
+    async def previous_turn(self, task_id: str | None) -> str | None:
+        """The ``traceparent`` of the task's latest turn: run here, or kept in ``traces``
+        by another process."""
+        if task_id is None:
+            return None
+        known = self._turns.get(task_id)
+        if known is not None or self.traces is None:
+            return known
+        try:
+            found: str | None = await self.traces.trace_of(task_id)
+        except Exception:
+            logger.warning("could not read the trace of task %s", task_id, exc_info=True)
+            return None
+        return found
+
+    async def latest_turn(self, task_id: str | None) -> list[Link]:
+        """A link to the task's latest turn, running or not (none when none is known)."""
+        return link(await self.previous_turn(task_id))
 
     def run_traceparent(self, task_id: str) -> str | None:
         """The ``traceparent`` of the run producing events now (the current turn's), or
@@ -270,14 +300,14 @@ class Telemetry:
         with trace.use_span(span, end_on_exit=True):
             yield
 
-    def lease_takeover(self, task_id: str, previous: str | None = None) -> None:
+    async def lease_takeover(self, task_id: str) -> None:
         """This process took ``task_id`` over from one whose lease lapsed: a span linked
-        to the task's last turn there (``previous``), and the takeover counted."""
+        to the task's last turn there, and the takeover counted."""
         attributes = {names.TASK_ID: task_id}
+        links = await self.latest_turn(task_id)
         span = self.tracer.start_span(
-            names.LEASE_TAKEOVER, kind=SpanKind.INTERNAL, attributes=attributes,
-            links=link(previous or self._turns.get(task_id)),
-        )  # fmt: skip
+            names.LEASE_TAKEOVER, kind=SpanKind.INTERNAL, attributes=attributes, links=links
+        )
         span.end()
         self.instruments.lease_takeovers.add(1)
 

@@ -20,6 +20,10 @@ class PushNotificationConfig(A2AModel):
     """Opaque token the agent sends back so the receiver can check the notification."""
     authentication: PushNotificationAuthenticationInfo | None = None
     """How the agent authenticates to the callback URL."""
+    headers: dict[str, str] | None = None
+    """Further HTTP headers the agent sends with every notification: the 2025-early
+    dialect's ``headers`` (its ``Authorization`` is ``authentication``). No field of
+    v0.3 or v1.0."""
 
 
 class TaskPushNotificationConfig(A2AModel):

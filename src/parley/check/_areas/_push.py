@@ -3,7 +3,10 @@ error when not."""
 
 from __future__ import annotations
 
-from parley.check._areas._tasks import a_task
+import json
+import uuid
+
+from parley.check._areas._tasks import GREETING, a_task
 from parley.check._areas._wire import unknown_task_id
 from parley.check._model import Failed, Level, Needs, Skipped, check
 from parley.check._probe import Probe
@@ -12,7 +15,7 @@ from parley.protocol import (
     PushNotificationNotSupportedError,
     TaskNotFoundError,
 )
-from parley.types import PushNotificationConfig, TaskPushNotificationConfig
+from parley.types import Message, PushNotificationConfig, TaskPushNotificationConfig
 
 _PUSH = "pushNotifications"
 
@@ -89,3 +92,55 @@ async def not_declared(probe: Probe) -> None:
     await probe.error(
         "delete_push_config", client.delete_push_config(task.id, "a2a-check"), expected
     )
+
+
+_V1_EVENTS = ("task", "message", "statusUpdate", "artifactUpdate")
+
+
+@check(
+    "push.delivery",
+    "A message sent with a push config has its task's update POSTed to the webhook",
+    Level.must,
+    v03="9.5",
+    v10="4.3.3",
+    needs=Needs(capability=_PUSH, receiver=True),
+)
+async def delivery(probe: Probe) -> None:
+    receiver = probe.agent.receiver
+    assert receiver is not None
+    path = f"/a2a-check/{uuid.uuid4().hex}"
+    config = PushNotificationConfig(url=receiver.url + path, token=uuid.uuid4().hex)
+    client = await probe.client()
+    sent = client.send_message(GREETING, push_notification_config=config)
+    result = await probe.ok("send_message with a push config", sent)
+    if isinstance(result, Message):
+        raise Skipped("the agent answered with a Message: there is no task to notify")
+    wait = max(1.0, probe.agent.call_timeout - 1.0)
+    deliveries = await receiver.wait(path, wait)
+    for item in deliveries:
+        kind = item.headers.get("content-type")
+        said = f"(the agent) POST {config.url}\ncontent-type: {kind}"
+        probe.record(said, item.body.decode(errors="replace"))
+    if not deliveries:
+        raise Failed(f"no notification reached {config.url} within {wait:g} s")
+    for item in deliveries:
+        _notification_of(probe, item.body, result.id)
+
+
+def _notification_of(probe: Probe, body: bytes, task_id: str) -> None:
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        raise Failed("a notification's body is not JSON") from None
+    if not isinstance(payload, dict):
+        raise Failed("a notification's body is not a JSON object")
+    if probe.v1:
+        kinds = [k for k in _V1_EVENTS if k in payload]
+        if len(kinds) != 1 or len(payload) != 1:
+            raise Failed(f"a notification is not a StreamResponse (one of {_V1_EVENTS})")
+        event = payload[kinds[0]]
+        named = event.get("id") if kinds[0] == "task" else event.get("taskId")
+    else:
+        named = payload.get("id")
+    if named != task_id:
+        raise Failed(f"a notification names task {named!r}, not {task_id!r}")

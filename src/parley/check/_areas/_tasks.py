@@ -5,7 +5,7 @@ the version's errors."""
 from __future__ import annotations
 
 from parley.check._areas._wire import unknown_task_id
-from parley.check._model import V0_3, V1_0, Failed, Level, Needs, Scope, Skipped, check
+from parley.check._model import EARLY, V0_3, V1_0, Failed, Level, Needs, Scope, Skipped, check
 from parley.check._probe import Probe
 from parley.protocol import (
     TERMINAL_STATES,
@@ -17,6 +17,7 @@ from parley.types import Message, Task, TaskState
 
 GREETING = "Hello from parley check: please answer briefly."
 _ENDED = TERMINAL_STATES - {TaskState.canceled}
+_WITH_EARLY = (V1_0, V0_3, EARLY)
 
 
 async def a_task(probe: Probe, text: str = GREETING) -> Task:
@@ -45,6 +46,7 @@ async def an_ended_task(probe: Probe) -> Task:
     Level.must,
     v03="7.1",
     v10="3.1.1",
+    needs=Needs(versions=_WITH_EARLY),
 )
 async def send(probe: Probe) -> None:
     client = await probe.client()
@@ -59,6 +61,7 @@ async def send(probe: Probe) -> None:
     Level.must,
     v03="7.3",
     v10="3.1.3",
+    needs=Needs(versions=_WITH_EARLY),
 )
 async def get(probe: Probe) -> None:
     task = await a_task(probe)
@@ -77,6 +80,7 @@ async def get(probe: Probe) -> None:
     Level.must,
     v03="7.3.1",
     v10="3.2.4",
+    needs=Needs(versions=_WITH_EARLY),
 )
 async def history_length(probe: Probe) -> None:
     task = await a_task(probe)
@@ -92,6 +96,7 @@ async def history_length(probe: Probe) -> None:
     Level.must,
     v03="7.3",
     v10="3.1.3",
+    needs=Needs(versions=_WITH_EARLY),
 )
 async def get_not_found(probe: Probe) -> None:
     client = await probe.client()
@@ -104,6 +109,7 @@ async def get_not_found(probe: Probe) -> None:
     Level.must,
     v03="7.4",
     v10="3.1.5",
+    needs=Needs(versions=_WITH_EARLY),
 )
 async def cancel_not_found(probe: Probe) -> None:
     client = await probe.client()
@@ -153,11 +159,11 @@ async def same_task(probe: Probe) -> None:
     surfaces = [s for s in probe.agent.surfaces if s.version == probe.version]
     if len(surfaces) < 2:
         raise Skipped(f"the agent offers one binding for {probe.version}")
-    first = probe.__class__(probe.agent, surfaces[0], probe.version, probe.exchanges)
+    first = Probe(probe.agent, surfaces[0], probe.version, probe.exchanges)
     try:
         task = await a_task(first)
         for surface in surfaces[1:]:
-            other = probe.__class__(probe.agent, surface, probe.version, probe.exchanges)
+            other = Probe(probe.agent, surface, probe.version, probe.exchanges)
             try:
                 read = await other.ok("get_task", (await other.client()).get_task(task.id))
             finally:

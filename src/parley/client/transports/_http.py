@@ -125,6 +125,13 @@ def _server_message(body: bytes | str | None) -> str | None:
     return message[:300] if isinstance(message, str) else None
 
 
+def empty_answer(operation: Operation, response: httpx.Response, body: bytes) -> bool:
+    """Whether ``response`` answers an operation whose result is empty (a push config's
+    delete) with success and no body: any 2xx, such as the ``204 No Content`` some
+    agents send, is the empty result, in every binding over HTTP."""
+    return operation.result is None and 200 <= response.status_code < 300 and not body.strip()
+
+
 def not_an_agent(response: httpx.Response, what: str) -> NotAnAgentError:
     content_type = response.headers.get("content-type", "?").partition(";")[0]
     return NotAnAgentError(

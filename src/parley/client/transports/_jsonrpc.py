@@ -27,6 +27,7 @@ from parley.client.transports._dialect import v1_dialect
 from parley.client.transports._http import (
     HTTPBinding,
     StreamPosition,
+    empty_answer,
     http_headers,
     http_timeout,
     is_event_stream,
@@ -35,7 +36,7 @@ from parley.client.transports._http import (
     translated,
 )
 from parley.protocol import A2AError, InvalidAgentResponseError, Operation
-from parley.protocol._versions import V1_0
+from parley.protocol._versions import V0_3, V1_0
 from parley.types import A2AModel
 
 
@@ -62,6 +63,8 @@ class JSONRPCTransport(HTTPBinding):
         if dialect is None and protocol == V1_0:
             dialect = v1_dialect(options.get("tenant"))
         self.dialect: JSONRPCDialect = dialect or V0_3_CODEC
+        self.protocol = V1_0 if protocol == V1_0 else V0_3
+        """The A2A version this transport speaks."""
         self.version: dict[str, str] = {"A2A-Version": V1_0} if protocol == V1_0 else {}
         """The ``A2A-Version`` header of every request (v1.0.1 §3.6.1; none for 0.3)."""
         self._ids = itertools.count(1)
@@ -79,6 +82,8 @@ class JSONRPCTransport(HTTPBinding):
                 params=context.query,
                 timeout=http_timeout(self.timeouts, operation),
             )
+        if empty_answer(operation, response, response.content):
+            return None
         result = unwrap(
             request_id,
             response,

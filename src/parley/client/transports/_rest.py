@@ -29,6 +29,7 @@ from parley.client.transports._dialect import from_error_details, v1_dialect
 from parley.client.transports._http import (
     HTTPBinding,
     StreamPosition,
+    empty_answer,
     http_headers,
     http_timeout,
     is_event_stream,
@@ -48,7 +49,7 @@ from parley.protocol import (
     TaskNotFoundError,
     UnsupportedOperationError,
 )
-from parley.protocol._versions import V1_0
+from parley.protocol._versions import V0_3, V1_0
 from parley.protocol.protobuf import PROTO_OPERATIONS, ConversionError, from_json, to_json
 from parley.protocol.protobuf._core import push_config_id
 from parley.types import A2AModel
@@ -62,6 +63,9 @@ class RESTTransport(HTTPBinding):
     ``http_client``: an ``httpx.AsyncClient`` to share; without one the transport makes
     its own and closes it in ``aclose``.
     """
+
+    protocol = V0_3
+    """The A2A version this transport speaks."""
 
     def __init__(
         self,
@@ -88,6 +92,8 @@ class RESTTransport(HTTPBinding):
             )
         if response.status_code >= 300:
             raise _error(operation, response, response.content)
+        if empty_answer(operation, response, response.content):
+            return None
         return _result(operation, response, response.content)
 
     async def stream(
@@ -152,6 +158,9 @@ class RESTv1Transport(HTTPBinding):
     without ``/v1`` (``/message:send``, ``/tasks/{id}``), ProtoJSON bodies, GET
     parameters in the query, ``A2A-Version: 1.0``, and ``google.rpc.Status`` errors."""
 
+    protocol = V1_0
+    """The A2A version this transport speaks."""
+
     def __init__(
         self,
         url: str,
@@ -199,6 +208,8 @@ class RESTv1Transport(HTTPBinding):
             response = await self.http.request(**call)
         if response.status_code >= 300:
             raise _v1_error(operation, response, response.content)
+        if empty_answer(operation, response, response.content):
+            return None
         return self.dialect.result(operation, params, _json(response, response.content))
 
     async def stream(

@@ -108,7 +108,8 @@ export function renderSession(answer, wanted) {
 }
 
 export function credentialInput(scheme) {
-  const label = `${scheme.name}: ${scheme.label}${scheme.required ? " (required)" : ""}`;
+  const asked = {required: " (required)", "one of": " (one of the ways in the card allows)"}[scheme.asked] || "";
+  const label = `${scheme.name}: ${scheme.label}${asked}`;
   if (scheme.kind === "basic") {
     return el("label", {}, label,
       el("input", {type: "text", "data-scheme": scheme.name, "data-part": "user", placeholder: "user"}),

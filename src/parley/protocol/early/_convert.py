@@ -153,13 +153,14 @@ def authentication_of(card: core.AgentCard) -> early.AgentAuthentication:
 
 
 def push_config_to_early(config: core.PushNotificationConfig) -> early.PushNotificationConfig:
-    """``url`` and ``headers``; the core's credentials become an ``Authorization`` header."""
-    headers: dict[str, str] | None = None
+    """``url`` and ``headers``: the core's headers, and its credentials as an
+    ``Authorization`` header."""
+    headers = dict(config.headers or {})
     authentication = config.authentication
     if authentication is not None and authentication.credentials:
         scheme = authentication.schemes[0] if authentication.schemes else "Bearer"
-        headers = {"Authorization": f"{scheme} {authentication.credentials}"}
-    return early.PushNotificationConfig(url=config.url, headers=headers)
+        headers["Authorization"] = f"{scheme} {authentication.credentials}"
+    return early.PushNotificationConfig(url=config.url, headers=headers or None)
 
 
 # -- 2025-early -> core ---------------------------------------------------------------
@@ -188,15 +189,21 @@ no id); its notifications carry the task in this dialect's shape."""
 
 def push_config_from_early(url: str, headers: dict[str, str] | None) -> core.PushNotificationConfig:
     """The task's 2025-early push config (id ``PUSH_CONFIG_ID``). An ``Authorization:
-    <scheme> <credentials>`` header becomes the core's authentication; other headers have
-    no place in the core config and are dropped."""
+    <scheme> <credentials>`` header becomes the core's authentication; the other headers
+    are kept as they are, sent with every notification."""
     authentication = None
-    scheme, _, credentials = (headers or {}).get("Authorization", "").partition(" ")
-    if credentials:
-        authentication = core.PushNotificationAuthenticationInfo(
-            schemes=[scheme], credentials=credentials
-        )
-    return core.PushNotificationConfig(url=url, id=PUSH_CONFIG_ID, authentication=authentication)
+    kept = {}
+    for name, value in (headers or {}).items():
+        scheme, _, credentials = value.partition(" ")
+        if name.lower() == "authorization" and credentials:
+            authentication = core.PushNotificationAuthenticationInfo(
+                schemes=[scheme], credentials=credentials
+            )
+        else:
+            kept[name] = value
+    return core.PushNotificationConfig(
+        url=url, id=PUSH_CONFIG_ID, authentication=authentication, headers=kept or None
+    )
 
 
 def message_from_early(

@@ -17,8 +17,9 @@ dicts), which the core model validates in one pass. What differs (v1.0.1 "what's
   final when its state ends the interaction (terminal or interrupted);
 - a push config is flat (``taskId``, ``id``, ``url``, ``token``, ``authentication``
   with one ``scheme``);
-- timestamps are RFC 3339 in UTC (``Z``), to the microsecond; read back in the core's
-  form (``+00:00``), so a task is the same task over either version.
+- timestamps are RFC 3339 in UTC (``Z``), to the microsecond, or to the nanosecond
+  when a time has one (ProtoJSON's ``Timestamp``); read back in the core's form
+  (``+00:00``), so a task is the same task over either version.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,33 +73,79 @@ def _snake(name: str) -> str:
     return "".join(f"_{char.lower()}" if char.isupper() else char for char in name)
 
 
-def _moment(text: str) -> datetime:
+_TIME = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?(Z|[+-]\d\d:\d\d)?")
+
+
+def _moment(text: str) -> tuple[datetime, str]:
+    """``text`` (RFC 3339) as its whole second in UTC and its fraction, 6 digits or, for
+    a time finer than the microsecond, 9 (ProtoJSON's Timestamp keeps nanoseconds)."""
+    found = _TIME.fullmatch(text.strip()) if isinstance(text, str) else None
+    if found is None:  # another ISO 8601 spelling: to the microsecond
+        return _iso_moment(text)
+    second, fraction, offset = found.groups()
+    try:
+        moment = datetime.fromisoformat(second + ("+00:00" if offset in (None, "Z") else offset))
+    except ValueError:
+        raise ConversionError(f"{text!r} is not an RFC 3339 time") from None
+    fraction = fraction or ""
+    digits = 6 if len(fraction) <= 6 or not fraction[6:].strip("0") else 9
+    return moment.astimezone(UTC), fraction[:digits].ljust(digits, "0")
+
+
+def _iso_moment(text: str) -> tuple[datetime, str]:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
+    except (TypeError, ValueError, AttributeError):
         raise ConversionError(f"{text!r} is not an ISO 8601 time") from None
-    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    moment = (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).astimezone(UTC)
+    return moment.replace(microsecond=0), f"{moment.microsecond:06d}"
 
 
 def timestamp(text: str) -> str:
-    """``text`` (ISO 8601) as RFC 3339 in UTC with a ``Z``, to the microsecond (parley's
-    own precision, so a time makes the round trip through v1.0 unchanged)."""
+    """``text`` (ISO 8601) as RFC 3339 in UTC with a ``Z``, to the microsecond, or the
+    nanosecond when it has one (a time makes the round trip through v1.0 unchanged)."""
     if len(text) == 32 and text.endswith("+00:00") and text[10] == "T":
         return text[:26] + "Z"  # already the core's own form (server/_ids.now)
-    return _moment(text).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    moment, fraction = _moment(text)
+    return f"{moment.replace(tzinfo=None).isoformat()}.{fraction}Z"
 
 
 def core_timestamp(text: str) -> str:
-    """A v1.0 time as the core writes times (``+00:00``, microseconds)."""
-    return _moment(text).isoformat(timespec="microseconds")
+    """A v1.0 time as the core writes times (``+00:00``; microseconds, or nanoseconds
+    when the time has them)."""
+    moment, fraction = _moment(text)
+    return f"{moment.replace(tzinfo=None).isoformat()}.{fraction}+00:00"
 
 
 def state_to_v1(state: str) -> str:
     return _STATES[TaskState(state)]
 
 
-def state_from_v1(name: str) -> str:
-    return _STATES_BACK.get(name, "unknown")
+_STATE_NUMBERS = {
+    number: _STATES[TaskState(state)]
+    for number, state in enumerate(
+        (
+            "unknown",
+            "submitted",
+            "working",
+            "completed",
+            "failed",
+            "canceled",
+            "input-required",
+            "rejected",
+            "auth-required",
+        )
+    )
+}
+"""``TaskState`` by number (ProtoJSON reads an enum by name or number)."""
+
+
+def state_from_v1(name: str | int) -> str:
+    """A v1.0 task state, by name or number, as the core's; one the core does not know
+    (a number past the proto's, another name) is ``unknown``, as the proto's unset."""
+    if type(name) is int:
+        name = _STATE_NUMBERS.get(name, "")
+    return _STATES_BACK.get(name, "unknown")  # type: ignore[arg-type]
 
 
 # -- parts -------------------------------------------------------------------------------

@@ -95,6 +95,9 @@ def _writer(schema: Any) -> Any:
         fields = copied["fields"]
         for name in _NOT_V1 & fields.keys():
             fields[name] = {**fields[name], "serialization_exclude": True}
+        if "state" in fields and _innermost(fields["state"]["schema"]).get("cls") is TaskState:
+            # ProtoJSON leaves a field at its default out: TASK_STATE_UNSPECIFIED
+            fields["state"] = {**fields["state"], "serialization_exclude_if": _unspecified}
         if "timestamp" in fields:
             field = fields["timestamp"]
             time = {"type": "str", "serialization": _function(_time)}
@@ -113,6 +116,10 @@ def _copied(schema: Schema, rewrite: Callable[[Any], Any]) -> Schema:
     if schema.get("type") == "model-fields":
         copied["fields"] = dict(copied["fields"])
     return copied
+
+
+def _unspecified(state: TaskState) -> bool:
+    return state is TaskState.unknown
 
 
 def _time(text: str) -> str | None:

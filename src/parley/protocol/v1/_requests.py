@@ -23,22 +23,6 @@ from parley.protocol.v1._data import (
     take,
 )
 
-_STATE_NUMBERS = {
-    number: name
-    for number, name in enumerate(
-        (
-            "TASK_STATE_UNSPECIFIED",
-            "TASK_STATE_SUBMITTED",
-            "TASK_STATE_WORKING",
-            "TASK_STATE_COMPLETED",
-            "TASK_STATE_FAILED",
-            "TASK_STATE_CANCELED",
-            "TASK_STATE_INPUT_REQUIRED",
-            "TASK_STATE_REJECTED",
-            "TASK_STATE_AUTH_REQUIRED",
-        )
-    )
-}
 _NOT_PASSED = frozenset(
     {
         "returnImmediately",
@@ -126,10 +110,8 @@ def list_tasks_from_v1(request: Wire) -> Wire:
             raise ConversionError("statusTimestampAfter must be an RFC 3339 time")
         out["statusTimestampAfter"] = core_timestamp(after)
     status = request.get("status")
-    if isinstance(status, int) and not isinstance(status, bool):
-        status = _STATE_NUMBERS.get(status, "?")
-    if status not in (None, "", "TASK_STATE_UNSPECIFIED"):
-        state = state_from_v1(status) if isinstance(status, str) else "unknown"
+    if status not in (None, "", "TASK_STATE_UNSPECIFIED", 0):
+        state = state_from_v1(status) if type(status) in (str, int) else "unknown"
         if state == "unknown":
             raise ConversionError("status is not a TaskState name (TASK_STATE_WORKING, ...)")
         out["status"] = state

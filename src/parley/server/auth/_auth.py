@@ -21,7 +21,7 @@ from typing import Protocol
 from urllib.parse import parse_qsl
 
 from parley.protocol import PermissionDeniedError, UnauthenticatedError
-from parley.server._card import CardError
+from parley.server.agent._card_error import CardError
 from parley.server.agent._context import Principal
 from parley.types import (
     AgentCard,

@@ -21,7 +21,7 @@ import jwt
 
 from parley._jwks import KeySet, KeysUnavailable, UnknownKey
 from parley.protocol import InternalError, UnauthenticatedError
-from parley.server._card import CardError
+from parley.server.agent._card_error import CardError
 from parley.server.agent._context import Principal
 from parley.server.auth._auth import Check, Credentials
 from parley.server.auth._verifiers import check_bearer_scheme

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from parley.protocol import UnauthenticatedError
-from parley.server._card import CardError
+from parley.server.agent._card_error import CardError
 from parley.server.agent._context import Principal
 from parley.server.auth._auth import Check, Credentials, MissingCredentials
 from parley.types import (

@@ -57,9 +57,9 @@ from parley.protocol.v1 import (
     status_details,
     to_proto,
 )
-from parley.server._grpc_options import GRPCOptions
 from parley.server.agent._context import CallContext, Principal
 from parley.server.bindings._errors import as_a2a_error
+from parley.server.bindings._grpc_options import GRPCOptions
 from parley.server.tasks._handler import RequestHandler
 
 grpc = load_grpc()

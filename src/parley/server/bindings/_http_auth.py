@@ -29,16 +29,21 @@ def http_credentials(scope: Scope) -> Credentials:
     )
 
 
+Refusal = tuple[bytes, list[tuple[bytes, bytes]]]
+"""An error answered before a binding reads the request: its body, and the headers that
+say its media type."""
+
+
 class AuthenticationLayer:
     """Authenticates every request before handing it to ``app``; ``encode_error`` writes
-    a refusal in the body format of ``app``'s binding (and of the protocol version the
-    request asks for)."""
+    a refusal in the body format and media type of ``app``'s binding (and of the
+    protocol version the request asks for)."""
 
     def __init__(
         self,
         app: ASGIApp,
         authenticator: Authenticator,
-        encode_error: Callable[[A2AError, Scope], bytes],
+        encode_error: Callable[[A2AError, Scope], Refusal],
     ) -> None:
         self.app = app
         self.authenticator = authenticator
@@ -56,14 +61,15 @@ class AuthenticationLayer:
             await self._refuse(send, error, challenge, scope)
             return
         except A2AError as error:  # the keys to check a token could not be fetched
-            await send_body(send, error.http_status, self.encode_error(error, scope))
+            body, headers = self.encode_error(error, scope)
+            await send_body(send, error.http_status, body, headers)
             return
         scope["user"] = principal
         await self.app(scope, receive, send)
 
     async def _refuse(self, send: Send, error: A2AError, challenge: bytes, scope: Scope) -> None:
-        headers = [(b"content-type", b"application/json"), (b"www-authenticate", challenge)]
-        await send_body(send, error.http_status, self.encode_error(error, scope), headers)
+        body, headers = self.encode_error(error, scope)
+        await send_body(send, error.http_status, body, [*headers, (b"www-authenticate", challenge)])
 
 
 class Challenging:

@@ -59,6 +59,7 @@ from parley.server.agent._context import CallContext
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
     DEFAULT_MAX_BODY_SIZE,
+    JSON_HEADERS,
     NOT_JSON,
     BodyTooLarge,
     ClientGone,
@@ -302,15 +303,15 @@ class JSONRPCBinding:
         await stream_sse(receive, send, events, encode_event, encode_error, around=around)
 
 
-def refusal(error: A2AError, scope: Scope) -> bytes:
+def refusal(error: A2AError, scope: Scope) -> tuple[bytes, list[tuple[bytes, bytes]]]:
     """A refusal before the body is read (authentication), in the JSON-RPC error codes of
-    the version the request asks for."""
+    the version the request asks for, and its headers."""
     version = version_asked(scope)
     try:
         dialect = dialect_for_version(version) if version else V0_3
     except A2AError:
         dialect = V0_3
-    return failure(None, error, dialect)
+    return failure(None, error, dialect), JSON_HEADERS
 
 
 def _query_version(scope: Scope) -> str | None:

@@ -48,7 +48,9 @@ from parley.protocol.protobuf._core import config_name, task_name, task_to_proto
 from parley.protocol.v1 import BY_V1_NAME, decode_request, rest_error_body
 from parley.server.bindings._errors import as_a2a_error
 from parley.server.bindings._http import (
+    A2A_JSON_HEADERS,
     DEFAULT_MAX_BODY_SIZE,
+    JSON_HEADERS,
     NOT_JSON,
     BodyTooLarge,
     ClientGone,
@@ -98,17 +100,17 @@ class RESTBinding:
         rest = path[len(self.prefix) :]
         return rest.startswith("/v1/") or v1_route(rest) is not None
 
-    def refusal(self, error: A2AError, scope: Scope) -> bytes:
-        """A refusal before the request is read (authentication), in the error body of
-        the version the request is for."""
+    def refusal(self, error: A2AError, scope: Scope) -> tuple[bytes, list[tuple[bytes, bytes]]]:
+        """A refusal before the request is read (authentication), in the error body and
+        media type of the version the request is for."""
         path = scope["path"][len(self.prefix) :]
         try:
             version = requested_version(version_asked(scope))
         except VersionNotSupportedError:
             version = None
         if version == V1_0 or (version is None and not path.startswith("/v1/")):
-            return rest_error_body(error)
-        return error.body()
+            return rest_error_body(error), A2A_JSON_HEADERS
+        return error.body(), JSON_HEADERS
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"][len(self.prefix) :]

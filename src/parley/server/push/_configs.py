@@ -9,10 +9,12 @@ send. Both refusals are ``-32602`` with a message saying what to change.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from parley.protocol import InvalidParamsError
+from parley.protocol import A2AError, InvalidParamsError
+from parley.protocol._errors import shorten
 from parley.server.push._delivery import scheme_for
 from parley.server.push._guard import WebhookGuard, WebhookRefused
 from parley.server.push._worker import PushRetry
@@ -48,6 +50,7 @@ class PushConfigs:
 
     async def check(self, config: PushNotificationConfig) -> None:
         """Refuse a config the agent will not deliver to (``InvalidParamsError``)."""
+        _check_headers(config.headers)
         try:
             scheme_for(config.authentication)
         except ValueError as exc:
@@ -71,13 +74,18 @@ class PushConfigs:
         await self.store.set_push_config(task_id, config, version)
         return TaskPushNotificationConfig(task_id=task_id, push_notification_config=config)
 
-    async def get(self, task_id: str, config_id: str | None) -> TaskPushNotificationConfig:
+    async def get(
+        self,
+        task_id: str,
+        config_id: str | None,
+        missing: type[A2AError] = InvalidParamsError,
+    ) -> TaskPushNotificationConfig:
+        """The task's config ``config_id`` (the task's id when ``None``); raises ``missing``
+        when the task has no such config."""
         config_id = config_id or task_id
         config = await self.store.get_push_config(task_id, config_id)
         if config is None:
-            raise InvalidParamsError(
-                f"Task {task_id} has no push notification config {config_id!r}"
-            )
+            raise missing(f"Task {task_id} has no push notification config {config_id!r}")
         return TaskPushNotificationConfig(task_id=task_id, push_notification_config=config)
 
     async def list(self, task_id: str) -> list[TaskPushNotificationConfig]:
@@ -89,3 +97,28 @@ class PushConfigs:
     async def delete(self, task_id: str, config_id: str) -> None:
         """Remove a config (no error if the task has no such config)."""
         await self.store.delete_push_config(task_id, config_id)
+
+
+MAX_HEADERS = 32
+"""Headers a push config may carry (2025-early's ``headers``)."""
+MAX_HEADER_LENGTH = 4096
+"""Characters of one header's value."""
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}")
+_VALUE = re.compile(r"[^\x00-\x08\x0a-\x1f\x7f]*")
+
+
+def _check_headers(headers: dict[str, str] | None) -> None:
+    """Refuse headers that HTTP cannot carry or that would make a notification large:
+    names must be tokens, values free of control characters (RFC 9110 5.1, 5.5)."""
+    if not headers:
+        return
+    if len(headers) > MAX_HEADERS:
+        raise InvalidParamsError(f"headers: at most {MAX_HEADERS} headers, not {len(headers)}")
+    for name, value in headers.items():
+        if not _TOKEN.fullmatch(name):
+            raise InvalidParamsError(f"headers: {shorten(name, 40)!r} is not an HTTP header name")
+        if len(value) > MAX_HEADER_LENGTH or not _VALUE.fullmatch(value):
+            raise InvalidParamsError(
+                f"headers: the value of {name} must be at most {MAX_HEADER_LENGTH} "
+                "characters, with no line breaks or other control characters"
+            )

@@ -72,6 +72,13 @@ def scheme_for(authentication: PushNotificationAuthenticationInfo | None) -> str
     )
 
 
+_OWN_HEADERS = frozenset(
+    {"content-type", "content-length", "host", "authorization", "connection",
+     "transfer-encoding", TOKEN_HEADER.lower(), JWT_HEADER.lower()}
+)  # fmt: skip
+"""Headers the agent writes itself: a config's ``headers`` never replace them."""
+
+
 def notification_headers(
     config: PushNotificationConfig,
     task_id: str,
@@ -92,7 +99,12 @@ def notification_headers(
     if issuer:
         claims["iss"] = issuer
     token = keys.sign(claims)
-    headers = {"Content-Type": "application/json"}
+    headers = {
+        name: value
+        for name, value in (config.headers or {}).items()
+        if name.lower() not in _OWN_HEADERS
+    }
+    headers["Content-Type"] = "application/json"
     if config.token:
         headers[TOKEN_HEADER] = config.token
     scheme = scheme_for(config.authentication)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic_core import to_json
 
@@ -14,12 +14,27 @@ from parley.protocol.v1 import event_to_v1
 from parley.server.auth._keys import SigningKeys
 from parley.server.push._configs import PushConfigs, PushSettings
 from parley.server.push._worker import PushOutbox, PushWorker
-from parley.server.tasks._live import LiveTask
 from parley.stores import OutboxEntry, StoredEvent
 from parley.types import Task
 
 if TYPE_CHECKING:
     from parley.telemetry import Telemetry
+
+
+class PushedTask(Protocol):
+    """What push sees of a live task: its id and its push configs as last read."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    push_configs: tuple[tuple[str, str], ...] | None
+    """As (config id, the A2A version it was set in); ``None``: to be read again."""
+
+    @property
+    def push_changes(self) -> int:
+        """How often the task's push configs were changed here."""
+        ...
+
 
 _READS = 3
 """Reads of a task's push configs for one event while they keep changing meanwhile."""
@@ -28,7 +43,7 @@ _READS = 3
 class PushService:
     """What the request handler needs to serve push (``RequestHandler.push``).
 
-    ``entries`` is called by ``TaskRuns.publish`` for every event it stores: a task with
+    ``entries`` is called by the engine's publish for every event it stores: a task with
     push configs gets one outbox entry per config, holding the Task as it stands after
     the event, written in the same transaction as the event.
     """
@@ -56,7 +71,7 @@ class PushService:
         )
 
     async def entries(
-        self, live: LiveTask, stored: StoredEvent, task: Task | None
+        self, live: PushedTask, stored: StoredEvent, task: Task | None
     ) -> Sequence[OutboxEntry]:
         """The outbox entries of ``stored``: one per push config of the task, with the
         task as it will be once the event is folded into ``task`` (the live task as the
@@ -86,7 +101,7 @@ class PushService:
             for config_id, version in targets
         ]
 
-    async def _targets(self, live: LiveTask) -> tuple[tuple[str, str], ...]:
+    async def _targets(self, live: PushedTask) -> tuple[tuple[str, str], ...]:
         """The task's push configs as the store has them. Kept in ``live`` only when
         none was changed during the read: a change stored meanwhile may be missing from
         what was read, and keeping it would undo the change for every later event."""

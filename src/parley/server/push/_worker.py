@@ -1,7 +1,7 @@
 """The delivery worker: empties the push outbox, with retries, across restarts and processes.
 
 Theory of operation. Every event of a task that has push configs writes one outbox entry
-per config in the same transaction as the event (see ``TaskRuns.publish``), so a
+per config in the same transaction as the event (see the engine's ``Publisher``), so a
 notification is never lost between the two. The outbox is the queue: the worker claims
 the entries that are due, each for a lease (``OutboxStore.outbox_claim``), posts them,
 and then removes them (delivered, or dead) or sets when to try again. The claim hands out
@@ -141,8 +141,12 @@ class PushWorker:
                 await self._claim()
             except Exception:
                 logger.exception("could not read the push outbox; trying again")
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for swallows a
+            # cancellation that comes as the wake-up does (a delivery cancelled by
+            # aclose sets it), and this loop would never stop
             with suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.poll)
+                async with asyncio.timeout(self.poll):
+                    await self._wake.wait()
 
     async def _claim(self) -> None:
         free = self.concurrency - len(self._inflight)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from parley._extras import require
 
@@ -70,6 +70,58 @@ class Bus(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+class Listener(Protocol):
+    """What the notes a process hears say, as calls (``listening`` decodes them)."""
+
+    def events_stored(self, task_id: str, sequence: int | None) -> None:
+        """``task_id`` has events up to ``sequence`` in the store (``None``: maybe any,
+        told once a follow has been heard by every process)."""
+
+    def cancel_asked(self, task_id: str) -> None:
+        """Whoever runs ``task_id``: cancel it."""
+
+    def push_configs_changed(self, task_id: str) -> None:
+        """``task_id``'s push configs changed: read them again."""
+
+    def missed(self) -> None:
+        """Notes may have been missed: catch up on everything."""
+
+
+def listening(listener: Listener) -> Receiver:
+    """The receiver a bus is started with: each note it hears, decoded into a call of
+    ``listener``. A note of a kind not known is ignored."""
+
+    def receive(note: str) -> None:
+        kind, _, rest = note.partition(" ")
+        if kind == "e":
+            sequence, _, task_id = rest.partition(" ")
+            listener.events_stored(task_id, int(sequence))
+        elif kind == "c":
+            listener.cancel_asked(rest)
+        elif kind == "p":
+            listener.push_configs_changed(rest)
+        elif kind == "*" and rest:  # the answer to a follow
+            listener.events_stored(rest, None)
+        elif kind == "*":
+            listener.missed()
+
+    return receive
+
+
+@runtime_checkable
+class GivesBus(Protocol):
+    """A store that knows the bus between the processes sharing it (``SQLStore``:
+    PostgreSQL's ``LISTEN/NOTIFY``)."""
+
+    def bus(self) -> Bus | None:
+        """The bus for this store (``None``: one process uses it, no bus is needed)."""
+
+
+def bus_of(store: object) -> Bus | None:
+    """The bus the store opener gives for ``store``, if any."""
+    return store.bus() if isinstance(store, GivesBus) else None
 
 
 def events_note(task_id: str, sequence: int) -> str:

@@ -18,17 +18,18 @@ import logging
 from parley.protocol import (
     A2AError,
     InternalError,
-    InvalidParamsError,
     TaskNotCancelableError,
     copy_task,
     is_cancelable,
     is_terminal,
 )
+from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._agent import AgentExecutor
 from parley.server.agent._context import CallContext, RequestContext
+from parley.server.auth._tenancy import scope_of
 from parley.server.tasks._bus import cancel_note
-from parley.server.tasks._execute import CANCELED, RunSink
-from parley.server.tasks._live import LiveTask, scope_of
+from parley.server.tasks._execute import CANCELED
+from parley.server.tasks._live import LiveTask
 from parley.server.tasks._runs import TaskRuns
 from parley.types import Event, Task, TaskState, TaskStatusUpdateEvent
 
@@ -52,7 +53,9 @@ class Cancels:
         self, task_id: str, metadata: dict[str, object] | None, call: CallContext
     ) -> Task:
         """The canceled task. Raises ``TaskNotFoundError``, or ``TaskNotCancelableError``
-        for a task that ended otherwise (or whose agent refuses)."""
+        for a task that ended otherwise (or whose agent refuses), or that was canceled
+        already where the call's version says so (``VersionRules.cancel_canceled``)."""
+        rules = rules_for(call.protocol_version)
         async with self.runs.hold(task_id, scope_of(call)) as live:
             canceling = live.canceling
             if canceling is not None:  # another cancel is under way: its outcome is ours
@@ -63,7 +66,7 @@ class Cancels:
                 done = live.canceling = asyncio.get_running_loop().create_future()
                 outcome: BaseException | None = None
                 try:
-                    await self._cancel(live, metadata, call)
+                    await self._cancel(live, metadata, call, rules)
                 except A2AError as error:
                     outcome = error
                     raise
@@ -75,8 +78,8 @@ class Cancels:
 
     def heard(self, task_id: str) -> None:
         """Another process asks to cancel ``task_id``: act if its run is here."""
-        live = self.runs.live.get(task_id)
-        if live is not None and live.turn is not None and live.canceling is None:
+        live = self.runs.running(task_id)
+        if live is not None and live.canceling is None:
             self.runs.spawn(self._quietly(task_id), f"parley-cancel-{task_id}")
 
     async def _quietly(self, task_id: str) -> None:
@@ -86,24 +89,24 @@ class Cancels:
             logger.info("cancel of task %s asked by another process: %s", task_id, error)
 
     async def _cancel(
-        self, live: LiveTask, metadata: dict[str, object] | None, call: CallContext
+        self,
+        live: LiveTask,
+        metadata: dict[str, object] | None,
+        call: CallContext,
+        rules: VersionRules,
     ) -> None:
-        if _settled(live):
+        if _settled(live, rules):
             return
-        turn = live.turn
-        if turn is not None:  # its run is here
+        if live.turn is not None:  # its run is here
             await self._cancel_here(live, metadata, call)
             return
-        turn = self.runs.begin(live)
-        try:
-            await self.runs.own(live, turn)
-        except InvalidParamsError:  # another process runs it: its events noted here
-            with self.runs.following(live.task_id):
-                await self._cancel_elsewhere(live, metadata, call)
-            return
-        async with turn:
-            if not _settled(live):
-                await self._cancel_here(live, metadata, call)
+        async with self.runs.turn(live) as turn:
+            if turn is not None:
+                if not _settled(live, rules):  # as the store has it now
+                    await self._cancel_here(live, metadata, call)
+                return
+        with self.runs.following(live.task_id):  # another process runs it: noted here
+            await self._cancel_elsewhere(live, metadata, call)
 
     async def _cancel_here(
         self, live: LiveTask, metadata: dict[str, object] | None, call: CallContext
@@ -124,7 +127,7 @@ class Cancels:
         if run is asyncio.current_task():
             turn = run = None
         try:
-            await self.agent.cancel(context, RunSink(self.runs, live))
+            await self.agent.cancel(context, self.runs.sink(live))
         except A2AError:
             raise
         except Exception:
@@ -158,22 +161,24 @@ class Cancels:
                     "cancel; try again"
                 )
             if live.turn is None:  # its process may have died: take it over if so
-                turn = self.runs.begin(live)
-                try:
-                    await self.runs.own(live, turn)
-                except InvalidParamsError:
-                    continue
-                async with turn:
+                async with self.runs.turn(live) as turn:
+                    if turn is None:
+                        continue
                     if not _settled(live):
                         await self._cancel_here(live, metadata, call)
                 return
 
 
-def _settled(live: LiveTask) -> bool:
-    """True if the task is canceled already; raises if it cannot be canceled."""
+def _settled(live: LiveTask, rules: VersionRules | None = None) -> bool:
+    """True if the task is canceled already; raises if it cannot be canceled, or, with
+    the ``rules`` of the call's version, if they refuse to cancel a canceled task (asked
+    before this cancel acts, never of the canceled status it recorded itself)."""
     task = live.task
     assert task is not None
     if task.status.state is TaskState.canceled:
+        refused = rules.cancel_canceled if rules is not None else None
+        if refused is not None:
+            raise refused(f"Task {task.id} is canceled already")
         return True
     if not is_cancelable(task.status.state):
         raise TaskNotCancelableError(

@@ -24,24 +24,27 @@ from parley.protocol import (
     UnsupportedOperationError,
     ends_interaction,
     is_interrupted,
+    is_terminal,
 )
 from parley.protocol._errors import shorten
+from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._agent import AgentExecutor, check_agent
 from parley.server.agent._context import CallContext
 from parley.server.auth._keys import SigningKeys
+from parley.server.auth._tenancy import may_use, scope_of
 from parley.server.push._configs import PushSettings
 from parley.server.push._service import PushService
-from parley.server.tasks._bus import Bus
+from parley.server.tasks._bus import Bus, bus_of, listening
 from parley.server.tasks._cancel import Cancels
 from parley.server.tasks._idempotency import Repeat, SentMessages
 from parley.server.tasks._limits import DEFAULT_LIMITS, Limits, check_history_length
 from parley.server.tasks._listing import list_tasks
-from parley.server.tasks._live import LiveTask, may_use, scope_of
+from parley.server.tasks._live import LiveTask
 from parley.server.tasks._owners import DEFAULT_LEASE_TTL, Ownership
 from parley.server.tasks._recovery import recover
 from parley.server.tasks._retention import DEFAULT_RETENTION, Retention, RetentionJob
 from parley.server.tasks._runs import TaskRuns
-from parley.server.tasks._sending import Sends, push_configs_changed
+from parley.server.tasks._sending import Sends
 from parley.stores import MemoryStore, Store
 from parley.telemetry import open_telemetry
 from parley.types import (
@@ -64,6 +67,8 @@ from parley.types import (
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
+
+    from parley.telemetry import Telemetry
 
 ExtendedCardProvider = Callable[[CallContext], Awaitable[AgentCard]]
 EventStream = AsyncIterator[tuple[int, Event]]
@@ -116,19 +121,16 @@ class RequestHandler:
         store = self.task_store
         owners = Ownership(store, lease_ttl) if store.shared else None
         if bus is None and store.shared:
-            from parley.stores.sql import PostgresBus, SQLStore
-
-            if isinstance(store, SQLStore):
-                bus = PostgresBus(store.engine)
+            bus = bus_of(store)  # the store opener's: PostgreSQL's LISTEN/NOTIFY
         self.runs = TaskRuns(agent, store, owners, bus)
         self.telemetry = self.runs.telemetry = open_telemetry(
             tracer_provider, meter_provider, agent_name=card.name
         )
         """Where spans and metrics go (``None``: nowhere; see ``parley.telemetry``)."""
-        writer = getattr(store, "writer", None)  # a SQL store's group commit
-        if self.telemetry is not None and writer is not None:
-            writer.telemetry = self.telemetry
+        if self.telemetry is not None:
+            _trace_store(self.telemetry, store)
         self.cancels = Cancels(agent, self.runs)
+        self.runs.follower.on_cancel = self.cancels.heard
         self.sent = SentMessages(self.runs)
         self.sends = Sends(self.runs, self.sent, limits, self._require_push)
         self.retention = None if retention is None else RetentionJob(self.task_store, retention)
@@ -167,7 +169,7 @@ class RequestHandler:
         result = await live.log.first(start, ends_interaction if blocking else None)
         # a status update, usually: asked first (a model's isinstance that fails is slow)
         if type(result) is not TaskStatusUpdateEvent and isinstance(result, Message):
-            return result  # recorded by the run for a repeat (``TaskRuns._keep_reply``)
+            return result  # recorded by the run for a repeat (``Publisher._keep_reply``)
         assert live.task is not None
         return _trim(live.task, history_length)
 
@@ -189,8 +191,8 @@ class RequestHandler:
         self.limits.check_request(params)
         check_history_length(params.history_length)
         owner = _caller(call)
-        live = self.runs.live.get(params.id)
-        if live is not None and live.task is not None and live.turn is not None:
+        live = self.runs.running(params.id)
+        if live is not None and live.task is not None:
             if not may_use(live.owner, owner):
                 raise _not_found(params.id)
             return _trim(live.task, params.history_length)
@@ -210,8 +212,9 @@ class RequestHandler:
         """
         if not hasattr(self.task_store, "list_tasks"):
             raise UnsupportedOperationError("This agent's task store cannot list tasks")
+        self.limits.check_request(params)
         owner = _caller(call)
-        return await list_tasks(self.task_store, self.runs.live, params, owner)
+        return await list_tasks(self.task_store, self.runs.running, params, owner)
 
     async def cancel_task(self, params: TaskIdParams, call: CallContext | None = None) -> Task:
         """Ask the agent to cancel the task; answers with the task, ``canceled``.
@@ -226,25 +229,51 @@ class RequestHandler:
     async def resubscribe(
         self, params: TaskIdParams, call: CallContext | None = None
     ) -> EventStream:
-        """Stream a task's events: the current Task first, then live events until the run
-        ends. With ``call.last_event_id`` (the ``Last-Event-ID`` the client saw), replay
-        every event after it instead, with no gap and no duplicate. A task that asked for
-        input while its run is still finishing is followed through its next run; a task
-        waiting or finished, or running in no run of this process, ends the stream after
-        the Task.
+        """Stream a task's events: the current Task first, then live events until the
+        stream ends where the call's version says (``VersionRules.subscription_ends``:
+        v0.3 at the end of the run, v1.0 at a terminal state, following the task through
+        the turns its next messages start). With ``call.last_event_id`` (the
+        ``Last-Event-ID`` the client saw), replay every event after it instead, with no
+        gap and no duplicate. A stream ends only at an event that ends it, read from the
+        task's log; or after the Task, when the version ends it there or nothing more
+        can come (a task no run of this process or any other will move on).
+
+        Raises ``TaskNotFoundError``, and for a task in a terminal state the version's
+        ``subscribe_to_terminal`` error when it names one (v1.0), unless the call resumes
+        a stream with events still to replay.
         """
         self._require("resubscribe")
         self.limits.check_request(params)
         owner = _caller(call)
-        async with self.runs.hold(params.id, owner):
-            pass  # raises TaskNotFoundError now rather than in the stream
+        rules = rules_for(_version(call))
         after = call.last_event_id if call is not None else None
-        return self._follow(params.id, after, owner)
+        async with self.runs.hold(params.id, owner) as live:  # not found: raised now
+            refused = rules.subscribe_to_terminal
+            if refused is not None and not self._replays(live, after):
+                if self.runs.owners is not None:
+                    await self.runs.catch_up(live)
+                assert live.task is not None
+                state = live.task.status.state
+                if is_terminal(state):
+                    raise refused(
+                        f"Task {params.id} is {state.value}: a task in a terminal state "
+                        "cannot be subscribed to; read it with GetTask"
+                    )
+        return self._follow(params.id, after, owner, rules)
 
-    async def _follow(self, task_id: str, after: int | None, owner: str | None) -> EventStream:
+    @staticmethod
+    def _replays(live: LiveTask, after: int | None) -> bool:
+        """Whether a stream resumed after event ``after`` has events to replay."""
+        return after is not None and after < live.log.last_sequence
+
+    async def _follow(
+        self, task_id: str, after: int | None, owner: str | None, rules: VersionRules
+    ) -> EventStream:
+        ends = rules.subscription_ends
         async with self.runs.hold(task_id, owner) as live:
             with self.runs.following(task_id):  # the other processes note its events
-                elsewhere = await self.runs.elsewhere(live)
+                if self.runs.owners is not None:  # another process may have moved it on
+                    await self.runs.catch_up(live)
                 assert live.task is not None
                 log, replayed = live.log, False
                 position = None if after is None else min(after, log.last_sequence)
@@ -254,38 +283,36 @@ class RequestHandler:
                         position = None  # those events are gone: the Task stands in for them
                     for entry in stored if position is not None else ():
                         yield entry.sequence, entry.event
-                        if ends_interaction(entry.event):
+                        if ends(entry.event):
                             return
                         position, replayed = entry.sequence, True
-                # asked once, of the task as the stream finds it: asked again after the
-                # Task is read, a next run that began and ended meanwhile (as one that
-                # never waits does, in its send: ``TaskRuns.start``) went unfollowed
-                follow = elsewhere or _followed(live)
+                # Whether more will come is asked of the task's state as read, never of
+                # whether some run holds its slot this instant: the recovery sweep takes
+                # the slot for a moment to probe a task another process runs.
+                follow = self._more_to_come(live, rules)
                 if position is None or not (replayed or follow):
                     position = log.last_sequence
-                    yield position, _trim(live.task, None)
+                    task = _trim(live.task, None)
+                    yield position, task
+                    if ends(task) and not follow:
+                        return
                 if follow:
-                    async for item in log.read(position, ends_interaction):
+                    async for item in log.read(position, ends):
                         yield item
 
-    def _heard(self, note: str) -> None:
-        """A note from another process (see ``_bus``)."""
-        kind, _, rest = note.partition(" ")
-        if kind == "e":
-            sequence, _, task_id = rest.partition(" ")
-            self.runs.heard(task_id, int(sequence))
-        elif kind == "c":
-            self.cancels.heard(rest)
-        elif kind == "p":
-            live = self.runs.live.get(rest)
-            if live is not None:
-                live.push_configs_changed()
-        elif kind == "*" and rest:  # the answer to a follow
-            self.runs.heard(rest, None)
-        elif kind == "*":
-            self.runs.heard("*", None)
-            for live in self.runs.live.values():  # a push note may be among those missed
-                live.push_configs_changed()
+    def _more_to_come(self, live: LiveTask, rules: VersionRules) -> bool:
+        """Whether events that a subscription to ``live`` waits for can still come: a
+        task not in a terminal state whose next events reach this log (a run here, or
+        with a shared store, wherever it runs or a recovery sweep settles it); for a
+        task waiting for input, only where the version follows pauses, or while the
+        run that asked is still finishing."""
+        assert live.task is not None
+        state = live.task.status.state
+        if is_terminal(state):
+            return False
+        if is_interrupted(state):
+            return rules.follows_pauses or live.winding_down
+        return live.turn is not None or self.runs.owners is not None
 
     # -- push notifications, extended card ---------------------------------------------
 
@@ -303,18 +330,20 @@ class RequestHandler:
             stored = await push.configs.save(
                 live.task_id, params.push_notification_config, _version(call)
             )
-            await push_configs_changed(self.runs, live.task_id)
+            await self.runs.push_configs_changed(live.task_id)
             return stored
 
     async def get_push_config(
         self, params: GetTaskPushNotificationConfigParams, call: CallContext | None = None
     ) -> TaskPushNotificationConfig:
         """One push config of the task (spec 7.6): the one with the task's id when no
-        config id is given."""
+        config id is given. A config the task does not have answers the error the call's
+        version names (``VersionRules.push_config_missing``)."""
         push = self._require_push("get_push_config")
         self.limits.check_request(params)
         await self._require_task(params.id, call)
-        return await push.configs.get(params.id, params.push_notification_config_id)
+        missing = rules_for(_version(call)).push_config_missing
+        return await push.configs.get(params.id, params.push_notification_config_id, missing)
 
     async def list_push_configs(
         self, params: ListTaskPushNotificationConfigParams, call: CallContext | None = None
@@ -333,12 +362,12 @@ class RequestHandler:
         self.limits.check_request(params)
         await self._require_task(params.id, call)
         await push.configs.delete(params.id, params.push_notification_config_id)
-        await push_configs_changed(self.runs, params.id)
+        await self.runs.push_configs_changed(params.id)
 
     async def _require_task(self, task_id: str, call: CallContext | None) -> None:
         """Raise ``TaskNotFoundError`` unless the task exists and is the caller's."""
         owner = _caller(call)
-        live = self.runs.live.get(task_id)
+        live = self.runs.peek(task_id)
         if live is not None and live.task is not None:
             if not may_use(live.owner, owner):
                 raise _not_found(task_id)
@@ -350,8 +379,13 @@ class RequestHandler:
     async def get_extended_card(
         self, params: None = None, call: CallContext | None = None
     ) -> AgentCard:
-        """The authenticated extended card, when one is configured."""
-        self._require("get_extended_card")
+        """The authenticated extended card, when one is configured. A card that declares
+        none answers the error the call's version names
+        (``VersionRules.extended_card_undeclared``)."""
+        if Capability.extended_card not in self.capabilities:
+            raise rules_for(_version(call)).extended_card_undeclared(
+                "This agent's card declares no authenticated extended card"
+            )
         extended = self.extended_card
         if extended is None:
             raise AuthenticatedExtendedCardNotConfiguredError(
@@ -379,10 +413,12 @@ class RequestHandler:
         bus, owners = self.runs.bus, self.runs.owners
         await recover(self.runs)  # first: a store that cannot be used fails the start here
         if bus is not None:
-            await bus.start(self._heard)
+            await bus.start(listening(self.runs.follower))
         if owners is not None:
-            runs = self.runs
-            owners.start(lost=runs.lost_leases, sweep=lambda: recover(runs), holding=runs.holding)
+            runs, leases = self.runs, self.runs.leases
+            owners.start(
+                lost=leases.lost_leases, sweep=lambda: recover(runs), holding=leases.holding
+            )
         if self.retention is not None:
             self.retention.start(after_sweep=self.runs.forget_missing)
         if self.push is not None:
@@ -403,6 +439,16 @@ class RequestHandler:
             finally:
                 if self.runs.bus is not None:
                     await self.runs.bus.aclose()
+
+
+def _trace_store(telemetry: Telemetry, store: Store) -> None:
+    """Let ``store`` record its group commits, and keep each task's latest turn for the
+    other processes when they share it."""
+    writer = getattr(store, "writer", None)  # a SQL store's group commit
+    if writer is not None:
+        writer.telemetry = telemetry
+    if store.shared and hasattr(store, "save_trace"):
+        telemetry.traces = store
 
 
 def declared_capabilities(card: AgentCard) -> frozenset[Capability]:
@@ -450,12 +496,3 @@ def _trim(task: Task, history_length: int | None) -> Task:
         return task
     kept = history[len(history) - history_length :] if history_length else []
     return task.model_copy(update={"history": kept})
-
-
-def _followed(live: LiveTask) -> bool:
-    """Whether a resubscriber has more to wait for here: a run of this process, or, for
-    a task that asked for input while its run is still finishing, the next run."""
-    assert live.task is not None
-    if live.turn is not None:
-        return True
-    return is_interrupted(live.task.status.state) and live.winding_down

@@ -10,8 +10,8 @@ with a Message), atomically, so two copies sent at once still make one run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator
-from contextlib import aclosing
+from collections.abc import AsyncGenerator, AsyncIterator
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass
 
 from parley.protocol import InvalidParamsError, ends_interaction
@@ -47,12 +47,11 @@ class Repeat:
         going ends, when ``blocking``)."""
         if self.sent.reply is not None:
             return self.sent.reply
-        fresh = self.sent.task_id not in self.runs.live  # attach reads it from the store
-        live = await self._attach()
-        if live is None:
-            assert self.sent.reply is not None
-            return self.sent.reply
-        try:
+        fresh = not self.runs.is_live(self.sent.task_id)  # then read from the store
+        async with self._held() as live:
+            if live is None:
+                assert self.sent.reply is not None
+                return self.sent.reply
             if self.runs.maybe_elsewhere(live):
                 return await self._stored(live, blocking, fresh)
             if live.task is None or (blocking and _running(live)):
@@ -62,8 +61,6 @@ class Repeat:
             if live.task is None:
                 raise self._gone()
             return live.task
-        finally:
-            self.runs.let_go(live)
 
     async def _stored(self, live: LiveTask, blocking: bool, fresh: bool) -> Task:
         """``live`` as stored; when ``blocking``, once the run still going elsewhere
@@ -81,23 +78,21 @@ class Repeat:
         if self.sent.reply is not None:
             yield 1, self.sent.reply
             return
-        fresh = self.sent.task_id not in self.runs.live
-        live = await self._attach()
-        if live is None:
-            assert self.sent.reply is not None
-            yield 1, self.sent.reply
-            return
-        if self.runs.maybe_elsewhere(live):
-            try:  # held while followed: the notes heard reach the copy registered here
-                # closed with this stream (a reader gone): unfollowed now, not once
-                # the garbage collector finds it
+        fresh = not self.runs.is_live(self.sent.task_id)
+        async with self._held() as live:
+            if live is None:
+                assert self.sent.reply is not None
+                yield 1, self.sent.reply
+                return
+            if self.runs.maybe_elsewhere(live):
+                # held while followed: the notes heard reach the copy registered here;
+                # closed with this stream (a reader gone): unfollowed now, not once the
+                # garbage collector finds it
                 async with aclosing(self._stored_stream(live, fresh)) as items:
                     async for item in items:
                         yield item
-            finally:
-                self.runs.let_go(live)
-            return
-        self.runs.let_go(live)  # the log is read directly: no need to keep it registered
+                return
+        # let go: the log is read directly, no need to keep it registered
         after = 0
         if live.task is not None:
             # whether its run goes on, asked of the task as yielded: asked after the
@@ -126,13 +121,19 @@ class Repeat:
                 async for item in live.log.read(after, ends_interaction):
                     yield item
 
-    async def _attach(self) -> LiveTask | None:
-        """The first send's live task, held; ``None`` when it turned out to have had a
-        direct reply (now in ``sent``). With a shared store, a task not stored may be
-        one another process is starting: looked for again, ever less often, for up to
-        ``_STARTING`` s, with its reply (its agent may answer with a Message)."""
+    @asynccontextmanager
+    async def _held(self) -> AsyncIterator[LiveTask | None]:
+        """The first send's live task, held for the block; ``None`` when it turned out
+        to have had a direct reply (now in ``sent``). With a shared store, a task not
+        stored may be one another process is starting: looked for again, ever less
+        often, for up to ``_STARTING`` s, with its reply (its agent may answer with a
+        Message)."""
         wait = 0.01
-        while (live := await self.runs.attach(self.sent.task_id)) is None:
+        while True:
+            async with self.runs.hold_if_any(self.sent.task_id) as live:
+                if live is not None:
+                    yield live
+                    return
             scope = _scope(self.message)
             if self.runs.owners is None or wait > _STARTING or scope is None:
                 raise self._gone()
@@ -143,8 +144,8 @@ class Repeat:
                 raise self._gone()
             if sent.reply is not None:
                 self.sent = sent
-                return None
-        return live
+                yield None
+                return
 
     def _gone(self) -> InvalidParamsError:
         return InvalidParamsError(

@@ -45,18 +45,18 @@ class Limits:
             raise InvalidParamsError(f"{field} contains a control character")
 
     def check_request(self, params: Any) -> None:
-        """Every id and the metadata the params of a task or push config operation carry
-        (``TaskIdParams``, ``TaskQueryParams``, the push config params and
-        ``TaskPushNotificationConfig``): each operation naming a task passes here first."""
+        """Every id and the metadata the params of an operation other than a send carry
+        (``TaskIdParams``, ``TaskQueryParams``, ``ListTasksParams``, the push config
+        params, ``TaskPushNotificationConfig``): each of those operations passes here
+        first, so no store ever sees an id out of bounds."""
+        for attribute, field in _ID_FIELDS:
+            value = getattr(params, attribute, None)
+            if value is not None:
+                self.check_id(field, value)
         if isinstance(params, TaskPushNotificationConfig):
-            self.check_id("taskId", params.task_id)
             self.check_id("pushNotificationConfig.id", params.push_notification_config.id)
-            return
-        self.check_id("id", params.id)
-        self.check_id(
-            "pushNotificationConfigId", getattr(params, "push_notification_config_id", None)
-        )
-        self.check_metadata("metadata", params.metadata)
+        else:
+            self.check_metadata("metadata", params.metadata)
 
     def check_metadata(self, field: str, metadata: dict[str, Any] | None) -> None:
         if not metadata:
@@ -103,5 +103,13 @@ def _depth(value: Any, stop: int) -> int:
     children = value.values() if isinstance(value, dict) else value
     return 1 + max((_depth(child, stop - 1) for child in children), default=0)
 
+
+_ID_FIELDS = (
+    ("id", "id"),
+    ("task_id", "taskId"),
+    ("context_id", "contextId"),
+    ("push_notification_config_id", "pushNotificationConfigId"),
+)
+"""The ids an operation's params may carry: attribute, and field as the wire names it."""
 
 DEFAULT_LIMITS = Limits()

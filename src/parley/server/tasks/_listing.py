@@ -15,7 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from collections.abc import Mapping
+from collections.abc import Callable
 from datetime import datetime
 
 from parley.protocol import InvalidParamsError
@@ -31,14 +31,15 @@ MAX_PAGE_SIZE = 100
 
 async def list_tasks(
     store: TaskStore,
-    live: Mapping[str, LiveTask],
+    running: Callable[[str], LiveTask | None],
     params: ListTasksParams,
     owner: str | None = None,
 ) -> ListTasksResult:
-    """A page of the tasks ``params`` ask for; only ``owner``'s when one is given."""
+    """A page of the tasks ``params`` ask for; only ``owner``'s when one is given. A task
+    a run of this process works on (``running``) is shown as it is now."""
     query = task_query(params, owner)
     page = await store.list_tasks(query)
-    tasks = [_shown(live.get(task.id), task, params) for task in page.tasks]
+    tasks = [_shown(running(task.id), task, params) for task in page.tasks]
     return ListTasksResult(
         tasks=tasks,
         next_page_token=_token(page.last) if page.last else "",
@@ -94,7 +95,7 @@ def _shown(live: LiveTask | None, stored: Task, params: ListTasksParams) -> Task
     task = stored
     # A task run here as it is now. Not a copy here of one run elsewhere: unless a
     # reader here follows it, it hears of no event (see ``_bus``); the store has them.
-    if live is not None and live.task is not None and live.turn is not None:
+    if live is not None and live.task is not None:
         task = live.task
     update: dict[str, object] = {}
     if not params.include_artifacts:

@@ -1,36 +1,76 @@
-"""A live task and its run slot: what ``TaskRuns`` (``_runs``) works with.
+"""A live task, its run slot, and the one table of how a live task moves.
 
-A ``LiveTask`` is a task this process is working on or someone here is following. Its
-``Turn`` is the run slot: taken synchronously by ``begin_turn`` (or refused with
-``-32602``), freed by the event that ends the interaction or when the run ends.
-``check_fits`` says whether an event the agent emits fits the task as it is.
+A ``LiveTask`` is a task this process is working on or someone here is following (the
+registry, ``_registry``, keeps it while anything holds it). Its *phase* says whether a
+run here works on it, and only the moves of ``MOVES`` change it:
+
+=========  =========================  =========================  ==================
+phase      BEGIN (a run takes slot)   END (interaction/run over) BREAK (not served)
+=========  =========================  =========================  ==================
+IDLE       RUNNING                    IDLE                       BROKEN
+RUNNING    refused: busy (-32602)     IDLE                       BROKEN
+BROKEN     refused: send again        BROKEN                     BROKEN
+=========  =========================  =========================  ==================
+
+A run's ``Turn`` is the slot: taken synchronously by ``begin_turn`` (no await between a
+caller's checks and it), given back by ``Turn.end``. A task is BROKEN when a store write
+failed or another process took it over: its readers are failed and the copy here is
+not served again (a later call reads the task anew).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from types import TracebackType
-from urllib.parse import quote
+from enum import Enum
+from typing import Final
 
-from parley.protocol import (
-    TERMINAL_STATES,
-    InvalidAgentResponseError,
-    InvalidParamsError,
-    can_move,
-)
-from parley.protocol._states import _WITH_STATUS
-from parley.server.agent._context import CallContext, Principal
+from parley.protocol import InvalidParamsError
 from parley.server.tasks._events import EventLog
 from parley.server.tasks._owners import Ownership
 from parley.stores import Lease
-from parley.types import (
-    Event,
-    Message,
-    Task,
-    TaskArtifactUpdateEvent,
-    TaskStatusUpdateEvent,
-)
+from parley.types import Message, Task
+
+
+class Phase(Enum):
+    """Whether a run here works on a live task."""
+
+    IDLE = "idle"
+    """No run here holds the slot."""
+    RUNNING = "running"
+    """A run here holds the slot (and, with a shared store, the task's lease)."""
+    BROKEN = "broken"
+    """A store write failed or another process took the task over: not served here."""
+
+
+class Move(Enum):
+    BEGIN = "begin"
+    """A run takes the slot."""
+    END = "end"
+    """The interaction ended, or the run did: the slot is free."""
+    BREAK = "break"
+    """Stop serving the task from here."""
+
+
+MOVES: Final[dict[Phase, dict[Move, Phase]]] = {
+    Phase.IDLE: {Move.BEGIN: Phase.RUNNING, Move.END: Phase.IDLE, Move.BREAK: Phase.BROKEN},
+    Phase.RUNNING: {Move.END: Phase.IDLE, Move.BREAK: Phase.BROKEN},
+    Phase.BROKEN: {Move.END: Phase.BROKEN, Move.BREAK: Phase.BROKEN},
+}
+"""The phase a live task moves to, by phase and move; a move not listed is refused."""
+
+
+def move(live: LiveTask, step: Move) -> None:
+    """Move ``live`` by ``step`` (see ``MOVES``); a move the table refuses is an
+    ``InvalidParamsError`` saying why (the caller may send again)."""
+    phase = MOVES[live.phase].get(step)
+    if phase is None:
+        if live.phase is Phase.RUNNING:
+            raise busy(live.task_id)
+        raise InvalidParamsError(
+            f"Task {live.task_id} was just stopped on this server; send again to continue it"
+        )
+    live.phase = phase
 
 
 class Gate:
@@ -87,10 +127,10 @@ class Gate:
 
 class Turn:
     """The run slot of one task, held by one agent run (see the module docs); with a
-    shared store, also the task's lease. As an async context manager it gives both
-    back on exit, the lease first."""
+    shared store, also the task's lease. Taken and given back only by the lifecycle
+    owner (``TaskRuns.turn``), or by the run it was handed to (``TaskRuns.start``)."""
 
-    __slots__ = ("_live", "_owners", "began", "ended", "lease", "run")
+    __slots__ = ("_live", "_owners", "began", "ended", "handed", "lease", "run")
 
     def __init__(self, live: LiveTask, owners: Ownership | None = None) -> None:
         self._live: LiveTask | None = live
@@ -101,6 +141,8 @@ class Turn:
         started eagerly takes its first step, when no one but the run can act."""
         self.began = False
         """Whether ``run`` has taken its first step (``run_turn`` sets it)."""
+        self.handed = False
+        """Whether a run was started in it: the run gives it back when it ends."""
         self.lease: Lease | None = None
 
     def stop(self) -> None:
@@ -122,23 +164,14 @@ class Turn:
         live, self._live = self._live, None  # no cycle with the task's ``last_turn``
         if live is not None and live.turn is self:
             live.turn = None
+            move(live, Move.END)
 
-    async def give_up_lease(self) -> None:
+    async def close(self) -> None:
+        """Give back the lease, then the slot, whatever giving back the lease meets."""
         lease, self.lease = self.lease, None
-        if lease is not None and self._owners is not None:
-            await self._owners.give_up(lease)
-
-    async def __aenter__(self) -> Turn:
-        return self
-
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
         try:
-            await self.give_up_lease()
+            if lease is not None and self._owners is not None:
+                await self._owners.give_up(lease)
         finally:
             self.end()
 
@@ -148,11 +181,10 @@ class LiveTask(Gate):
 
     It is its own publishing ``Gate`` (``publishing``): one object a task rather than
     two, one object less made for each new task. Made by hand rather than as a dataclass
-    of 17 fields: what ``TaskRuns.create`` sets comes in by position (see
+    of 17 fields: what ``TaskRuns.start_new`` sets comes in by position (see
     ``CallContext.from_headers``), and nothing is set twice."""
 
     __slots__ = (
-        "broken",
         "canceling",
         "context_id",
         "holders",
@@ -160,6 +192,7 @@ class LiveTask(Gate):
         "log",
         "owner",
         "pending_user_message",
+        "phase",
         "push_changes",
         "push_configs",
         "received",
@@ -180,8 +213,8 @@ class LiveTask(Gate):
     holders: int
     canceling: asyncio.Future[BaseException | None] | None
     """Set while a ``tasks/cancel`` is under way; what it ended with."""
-    broken: bool
-    """A store write failed: the task is settled and no longer served from here."""
+    phase: Phase
+    """Whether a run here works on it (see ``MOVES``)."""
     pending_user_message: Message | None
     """The incoming message of a new task, until the task exists to hold it."""
     received: int
@@ -224,7 +257,7 @@ class LiveTask(Gate):
         self.last_turn = None
         self.holders = holders
         self.canceling = None
-        self.broken = False
+        self.phase = Phase.IDLE
         self.pending_user_message = pending_user_message
         self.received = received
         self.push_configs = push_configs
@@ -242,11 +275,15 @@ class LiveTask(Gate):
         self.push_configs = None
         self.push_changes += 1
 
+    @property
+    def broken(self) -> bool:
+        """Whether the task is no longer served from here (``Phase.BROKEN``)."""
+        return self.phase is Phase.BROKEN
+
     def begin_turn(self, owners: Ownership | None = None) -> Turn:
-        """Take the run slot, or raise ``InvalidParamsError`` if a run holds it. No
-        await may come between the caller's checks and this call."""
-        if self.turn is not None:
-            raise busy(self.task_id)
+        """Take the run slot (``Move.BEGIN``), or raise ``InvalidParamsError`` if a run
+        holds it. No await may come between the caller's checks and this call."""
+        move(self, Move.BEGIN)
         self.turn = self.last_turn = Turn(self, owners)
         return self.turn
 
@@ -257,103 +294,8 @@ class LiveTask(Gate):
         return last is not None and last.run is not None and not last.run.done()
 
 
-def owner_of(principal: Principal | None) -> str | None:
-    """The owner a caller's tasks get, ``scheme:name`` (``None`` when the agent declares
-    no security: there is no principal, and tasks are open to every caller)."""
-    return None if principal is None else f"{principal.scheme}:{principal.name}"
-
-
-DEFAULT_TENANT = ""
-"""``scope_of`` a call with no principal and no tenant (an agent without security, a
-v0.3 request): every task but the tenants' (``may_use``). Its tasks get no owner."""
-
-
-def scope_of(call: CallContext | None) -> str | None:
-    """The owner a call's tasks get, and so the tasks it may use (``may_use``): the
-    caller's ``owner_of`` within its tenant (v1.0's ``tenant``). Without a tenant, the
-    owner as before (``scheme:name``; ``DEFAULT_TENANT`` when the agent declares no
-    security); with one, ``/{tenant, percent-encoded}/{scheme:name, or nothing}``, so
-    tenants never share a task, with or without security. ``None`` (no call, a call the
-    server makes itself): every task."""
-    if call is None:
-        return None
-    owner = owner_of(call.principal)
-    if call.tenant is None:
-        return DEFAULT_TENANT if owner is None else owner
-    return f"/{quote(call.tenant, safe='')}/{owner or ''}"
-
-
-def may_use(owner: str | None, caller: str | None) -> bool:
-    """Whether ``caller`` (``scope_of`` the call) may see and use a task of ``owner``:
-    its owner may; a call with no principal and no tenant (``DEFAULT_TENANT``) may use
-    every task but the tenants' (``/...``: an agent without security keeps its open
-    behaviour within the default tenant); a call the server makes itself (``None``)
-    every task. A task with no owner is not open to a principal: it was made before the
-    agent declared security."""
-    if caller is None:
-        return True
-    if not caller:
-        return owner is None or not owner.startswith("/")
-    return owner == caller
-
-
 def busy(task_id: str) -> InvalidParamsError:
     return InvalidParamsError(
         f"Task {task_id} is still working on an earlier message; send again once it "
         "asks for input or finishes, or cancel it first."
     )
-
-
-_UPDATES = (TaskArtifactUpdateEvent, TaskStatusUpdateEvent)
-
-
-def check_fits(live: LiveTask, event: Event, task: Task | None) -> None:
-    """Refuse ``event`` (``InvalidAgentResponseError``) unless it fits ``task``: the
-    live task as the events before it in the same batch leave it."""
-    # The kinds parley's models are, by exact type first: a model class's isinstance
-    # that fails is ABCMeta's, several times slower (subclasses take the slower way).
-    kind = type(event)  # mypy does not narrow by it: the ignores below
-    if kind is TaskArtifactUpdateEvent or kind is TaskStatusUpdateEvent:
-        _check_ids(live, event)  # type: ignore[arg-type]
-    elif kind is Task:
-        _check_task(live, event, task)  # type: ignore[arg-type]
-    elif isinstance(event, _UPDATES):
-        _check_ids(live, event)
-    elif isinstance(event, Task):
-        _check_task(live, event, task)
-    if task is None:
-        return
-    current = task.status.state
-    if current in TERMINAL_STATES:
-        raise InvalidAgentResponseError(
-            f"Task {live.task_id} is already {current.value} and cannot change"
-        )
-    if kind is TaskArtifactUpdateEvent:
-        return
-    if kind is TaskStatusUpdateEvent or kind is Task or isinstance(event, _WITH_STATUS):
-        new = event.status.state  # type: ignore[union-attr]
-        if new is not current and not can_move(current, new):
-            raise InvalidAgentResponseError(
-                f"A task cannot move from {current.value} to {new.value}"
-            )
-
-
-def _check_ids(live: LiveTask, event: TaskArtifactUpdateEvent | TaskStatusUpdateEvent) -> None:
-    if event.task_id != live.task_id or event.context_id != live.context_id:
-        raise InvalidAgentResponseError(
-            f"The agent emitted an event for task {event.task_id} in context "
-            f"{event.context_id}, but this run is for task {live.task_id} in context "
-            f"{live.context_id}"
-        )
-
-
-def _check_task(live: LiveTask, event: Task, task: Task | None) -> None:
-    """``check_fits`` of a ``Task`` event; gives a new task the message it began with."""
-    if event.id != live.task_id or event.context_id != live.context_id:
-        raise InvalidAgentResponseError(
-            f"The agent emitted task {event.id}, but this run is for task {live.task_id}"
-        )
-    if task is None and live.pending_user_message is not None and not event.history:
-        # set as ``copied`` sets fields: pydantic's ``__setattr__`` costs more
-        event.__dict__["history"] = [live.pending_user_message]
-        event.__pydantic_fields_set__.add("history")

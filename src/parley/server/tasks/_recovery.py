@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 
-from parley.protocol import ACTIVE_STATES, InvalidParamsError
+from parley.protocol import ACTIVE_STATES
 from parley.server.agent._agent import ResumableAgent
 from parley.server.agent._context import RequestContext
 from parley.server.tasks._live import LiveTask
@@ -34,16 +34,11 @@ async def recover(runs: TaskRuns) -> int:
     store a task is settled only once its owner's lease has expired."""
     settled = 0
     for task_id in await runs.store.active():
-        here = runs.live.get(task_id)
-        if here is not None and here.turn is not None:
+        if runs.running(task_id) is not None:
             continue  # run by this process
-        live = await runs.attach(task_id)
-        if live is None:
-            continue  # gone meanwhile
-        try:
-            settled += await _settle(runs, live)
-        finally:
-            runs.let_go(live)
+        async with runs.hold_if_any(task_id) as live:
+            if live is not None:  # else gone meanwhile
+                settled += await _settle(runs, live)
     return settled
 
 
@@ -53,26 +48,20 @@ async def _settle(runs: TaskRuns, live: LiveTask) -> int:
         return 0
     if live.task.status.state not in ACTIVE_STATES:
         return 0
-    turn = runs.begin(live)
-    try:
-        await runs.own(live, turn)
-    except InvalidParamsError:
-        return 0  # a live process runs it
-    if live.task is None or live.task.status.state not in ACTIVE_STATES:
-        await turn.give_up_lease()
-        turn.end()
-        return 0
-    if runs.telemetry is not None and runs.owners is not None:  # another process's lease
-        runs.telemetry.lease_takeover(live.task_id)
-    if isinstance(runs.agent, ResumableAgent):
-        logger.info("resuming task %s after a restart", live.task_id)
-        context = RequestContext(
-            message=None, task_id=live.task_id, context_id=live.context_id, task=None
-        )
-        live.holders += 1  # the run's own hold
-        runs.start(live, turn, context)
-        return 1
-    logger.warning("task %s was running when its server stopped: failing it", live.task_id)
-    async with turn:
+    async with runs.turn(live) as turn:
+        if turn is None:
+            return 0  # a live process runs it
+        if live.task is None or live.task.status.state not in ACTIVE_STATES:
+            return 0
+        if runs.telemetry is not None and runs.owners is not None:  # another process's lease
+            await runs.telemetry.lease_takeover(live.task_id)
+        if isinstance(runs.agent, ResumableAgent):
+            logger.info("resuming task %s after a restart", live.task_id)
+            context = RequestContext(
+                message=None, task_id=live.task_id, context_id=live.context_id, task=None
+            )
+            runs.start(live, turn, context)
+            return 1
+        logger.warning("task %s was running when its server stopped: failing it", live.task_id)
         await runs.finish(live, TaskState.failed, RESTARTED)
-    return 1
+        return 1

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from parley.protocol import InvalidParamsError, TaskNotFoundError, is_terminal
+from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._context import CallContext, RequestContext
 from parley.server.agent._ids import new_ordered_id
+from parley.server.auth._tenancy import may_use, scope_of
 from parley.server.push._service import PushService
-from parley.server.tasks._bus import push_note
 from parley.server.tasks._idempotency import Repeat, SentMessages
 from parley.server.tasks._limits import Limits, check_history_length
-from parley.server.tasks._live import LiveTask, may_use, scope_of
+from parley.server.tasks._live import LiveTask, busy
 from parley.server.tasks._runs import TaskRuns
 from parley.types import Message, MessageSendParams, NamedTaskSendParams, Task
 from parley.types._base import made
@@ -82,16 +83,15 @@ class Sends:
         related = await self._related_tasks(message, owner) if message.reference_task_ids else []
         pushed = await self._push_config_of(task_id, params, call) if configuration else False
         # No await from here on: the new task and its run slot are taken together.
-        if task_id in self.runs.live:  # the caller's id, taken while we were claiming
+        if self.runs.is_live(task_id):  # the caller's id, taken while we were claiming
             await self.sent.forget(message)
             raise _just_started(task_id)
+        context = _context(params, message, task_id, context_id, call, related)
         # a new task has no push config yet, unless it came with one: no store read
-        live = self.runs.create(
-            task_id, context_id, message, owner or None, scoped, None if pushed else ()
+        pushes = None if pushed else ()
+        live = self.runs.start_new(
+            task_id, context_id, message, owner or None, scoped, pushes, context
         )
-        turn = self.runs.begin(live)  # the lease, with a shared store, the run takes
-        context = _context(params, message, live, call, related)
-        self.runs.start(live, turn, context)
         return live, 0
 
     async def _continue(
@@ -105,32 +105,31 @@ class Sends:
                 raise InvalidParamsError(
                     f"Task {task.id} belongs to context {task.context_id}, not {message.context_id}"
                 )
-            _check_open(task, live.turn is not None)
+            rules = rules_for(call.protocol_version)
+            _check_open(task, live.turn is not None, rules)
             repeat = await self.sent.claim(message, task.id)
             if repeat is not None:
                 return repeat
             message = message.copied(context_id=task.context_id)
             related = await self._related_tasks(message, owner)
             if await self._push_config_of(task.id, params, call):
-                await push_configs_changed(self.runs, task.id)
-            # No await from here on: checked again, then the run slot is taken.
+                await self.runs.push_configs_changed(task.id)
             try:
-                _check_open(live.task or task, live.turn is not None)
-                turn = self.runs.begin(live)
-                await self.runs.own(live, turn)  # another process may run it, or have moved it on
-                assert live.task is not None
-                if is_terminal(live.task.status.state):
-                    await turn.give_up_lease()
-                    turn.end()
-                    _check_open(live.task, False)
-            except InvalidParamsError:
+                # No await from here on: checked again, then the run slot is taken.
+                _check_open(live.task or task, live.turn is not None, rules)
+                async with self.runs.turn(live) as turn:
+                    if turn is None:  # another process runs it
+                        raise busy(live.task_id)
+                    assert live.task is not None  # as the store has it, if it moved on
+                    _check_open(live.task, False, rules)
+                    ids = live.task_id, live.context_id
+                    context = _context(params, message, *ids, call, related)
+                    start = live.log.last_sequence
+                    self.runs.start(live, turn, context)
+                    return live, start
+            except (InvalidParamsError, rules.message_to_terminal):
                 await self.sent.forget(message)  # refused: the client may send it again
                 raise
-            context = _context(params, message, live, call, related)
-            start = live.log.last_sequence
-            live.holders += 1  # the run's own hold, let go when it ends
-            self.runs.start(live, turn, context)
-            return live, start
 
     async def _names_new_task(self, params: MessageSendParams) -> bool:
         """Whether ``params`` name a task by the caller's own id that does not exist yet
@@ -139,20 +138,19 @@ class Sends:
             return False
         task_id = params.message.task_id
         assert task_id is not None
-        live = await self.runs.attach(task_id)
-        if live is None:
-            return True
-        self.runs.let_go(live)
-        if live.task is None:  # created by a request still setting up
-            raise _just_started(task_id)
-        return False
+        async with self.runs.hold_if_any(task_id) as live:
+            if live is None:
+                return True
+            if live.task is None:  # created by a request still setting up
+                raise _just_started(task_id)
+            return False
 
     async def _related_tasks(self, message: Message, owner: str | None) -> list[Task]:
         """The tasks ``referenceTaskIds`` name that exist and are the caller's (another
         principal's are left out, as unknown ids are)."""
         related: list[Task] = []
         for task_id in message.reference_task_ids or ():
-            live = self.runs.live.get(task_id)
+            live = self.runs.peek(task_id)
             if live is not None and live.task is not None:
                 if may_use(live.owner, owner):
                     related.append(live.task.model_copy())
@@ -169,7 +167,7 @@ class Sends:
         if owner is None:
             return
         if message.task_id:
-            live = self.runs.live.get(message.task_id)
+            live = self.runs.peek(message.task_id)
             if live is not None:
                 task_owner = live.owner
             else:
@@ -196,27 +194,18 @@ class Sends:
         return True
 
 
-async def push_configs_changed(runs: TaskRuns, task_id: str) -> None:
-    """One of the task's push configs was just stored or deleted: its next event reads
-    them again, here and, through the bus, in the process that runs it."""
-    live = runs.live.get(task_id)
-    if live is not None:
-        live.push_configs_changed()
-    if runs.bus is not None:
-        await runs.bus.send(push_note(task_id))
-
-
 def _context(
     params: MessageSendParams,
     message: Message,
-    live: LiveTask,
+    task_id: str,
+    context_id: str,
     call: CallContext,
     related: list[Task],
 ) -> RequestContext:
     # message, task_id, context_id, task, configuration, metadata, related_tasks, call:
     # by position (see ``CallContext.from_headers``): no keywords' dict on every send
     return RequestContext(
-        message, live.task_id, live.context_id, None, params.configuration, params.metadata,
+        message, task_id, context_id, None, params.configuration, params.metadata,
         related, call,
     )  # fmt: skip
 
@@ -240,9 +229,11 @@ def _just_started(task_id: str) -> InvalidParamsError:
     )
 
 
-def _check_open(task: Task, running: bool) -> None:
+def _check_open(task: Task, running: bool, rules: VersionRules) -> None:
+    """Refuse a message to ``task`` in a terminal state (the error ``rules`` name), or
+    while a run works on it (``InvalidParamsError``)."""
     if is_terminal(task.status.state):
-        raise InvalidParamsError(
+        raise rules.message_to_terminal(
             f"Task {task.id} is {task.status.state.value}; a task in a terminal state "
             "cannot take more messages. Send without taskId to start a new task."
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, event
 from sqlalchemy.dialects import postgresql, sqlite
@@ -17,6 +17,9 @@ from parley.stores.sql._extras import require
 from parley.stores.sql._migrations import check, upgrade
 from parley.stores.sql._pg_writer import PostgresWriter
 from parley.stores.sql._writer import SQLiteWriter
+
+if TYPE_CHECKING:
+    from parley.stores.sql._notify import PostgresBus
 
 _DRIVERS = {"sqlite": "sqlite+aiosqlite", "postgresql": "postgresql+asyncpg"}
 _EXTRAS = {"aiosqlite": "sqlite", "asyncpg": "postgresql"}
@@ -119,6 +122,15 @@ class SQLBase:
     def shared(self) -> bool:
         """PostgreSQL may serve several processes; SQLite serves one."""
         return self.engine.dialect.name == "postgresql"
+
+    def bus(self) -> PostgresBus | None:
+        """The bus between the processes that share this store: PostgreSQL's
+        ``LISTEN/NOTIFY`` on its database. ``None`` for SQLite, which one process uses."""
+        if not self.shared:
+            return None
+        from parley.stores.sql._notify import PostgresBus
+
+        return PostgresBus(self.engine)
 
     async def _connect(self) -> AsyncEngine:
         if not self._ready:

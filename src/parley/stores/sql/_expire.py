@@ -49,7 +49,15 @@ from sqlalchemy import (
 from sqlalchemy.dialects import sqlite
 
 from parley.protocol import INTERRUPTED_STATES, TERMINAL_STATES
-from parley.stores.sql._schema import events, leases, outbox, push_configs, sent_messages, tasks
+from parley.stores.sql._schema import (
+    events,
+    leases,
+    outbox,
+    push_configs,
+    sent_messages,
+    task_traces,
+    tasks,
+)
 from parley.stores.sql._writer import SQLiteWriter, Statement, Write
 
 if TYPE_CHECKING:
@@ -58,7 +66,7 @@ if TYPE_CHECKING:
 BATCH = 500
 """Tasks per transaction when ``expire`` is given no ``limit``."""
 
-TASK_TABLES = (events, push_configs, outbox, leases, sent_messages)
+TASK_TABLES = (events, push_configs, outbox, leases, sent_messages, task_traces)
 """The tables whose rows belong to a task (by ``task_id``), besides ``parley_tasks``."""
 
 Run = Callable[[Any], Sequence[Any]]

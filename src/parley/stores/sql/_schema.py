@@ -103,6 +103,16 @@ outbox = Table(
     Index("ix_parley_outbox_lane", "task_id", "config_id", "id"),
 )
 
+task_traces = Table(
+    "parley_task_traces",
+    metadata,
+    Column("task_id", String, primary_key=True),
+    Column("traceparent", String, nullable=False),
+)
+"""The W3C ``traceparent`` of each task's latest traced turn, with a store several
+processes share: what another process links a resubscribe, a follow-up's turn or a
+takeover to."""
+
 leases = Table(
     "parley_leases",
     metadata,

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from parley.stores._protocols import Lease, OutboxEntry
 from parley.stores.sql._base import SQLBase, insert
 from parley.stores.sql._group import LeaseWrite
-from parley.stores.sql._schema import leases, outbox, push_configs
+from parley.stores.sql._schema import leases, outbox, push_configs, task_traces
 from parley.types import PushNotificationConfig
 
 
@@ -139,6 +139,30 @@ class SQLSide(SQLBase):
                 .where(outbox.c.id == entry_id)
                 .values(attempts=outbox.c.attempts + 1, due=due, holder=None, leased_until=0.0)
             )
+
+    # -- traces --------------------------------------------------------------------
+
+    async def save_trace(self, task_id: str, traceparent: str) -> None:
+        """Keep ``traceparent`` as the task's latest traced turn (see ``task_traces``)."""
+        engine = await self._connect()
+        async with engine.begin() as connection:
+            upsert = insert(connection, task_traces).values(
+                task_id=task_id, traceparent=traceparent
+            )
+            await connection.execute(
+                upsert.on_conflict_do_update(
+                    index_elements=[task_traces.c.task_id],
+                    set_={"traceparent": upsert.excluded.traceparent},
+                )
+            )
+
+    async def trace_of(self, task_id: str) -> str | None:
+        """The ``traceparent`` of the task's latest traced turn, if one was kept."""
+        engine = await self._connect()
+        query = select(task_traces.c.traceparent).where(task_traces.c.task_id == task_id)
+        async with engine.connect() as connection:
+            found: str | None = (await connection.execute(query)).scalar()
+            return found
 
     # -- leases ----------------------------------------------------------------------
 
