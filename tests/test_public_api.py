@@ -6,6 +6,7 @@ import parley.protocol
 import parley.server
 import parley.server.push
 import parley.stores
+import parley.telemetry
 
 
 def test_protocol_public_names() -> None:
@@ -159,3 +160,33 @@ def test_server_push_public_names() -> None:
     )
     for name in parley.server.push.__all__:
         assert hasattr(parley.server.push, name)
+
+
+def test_check_public_names() -> None:
+    import parley.check
+
+    assert sorted(parley.check.__all__) == sorted(
+        [
+            "CHECKS", "Check", "Exchange", "Level", "Needs", "Report", "Result", "Scope",
+            "Status", "as_json", "junit", "listing", "markdown", "run", "select", "summary",
+            "text",
+        ]
+    )  # fmt: skip
+
+
+def test_telemetry_public_names() -> None:
+    assert sorted(parley.telemetry.__all__) == sorted(
+        [
+            "JSONFormatter",
+            "Telemetry",
+            "TraceContextFilter",
+            "TracedCall",
+            "TurnRecord",
+            "configure_from_environment",
+            "context_injector",
+            "log_handler",
+            "open_telemetry",
+        ]
+    )
+    for name in parley.telemetry.__all__:
+        assert getattr(parley.telemetry, name) is not None

@@ -12,6 +12,7 @@ from xml.etree import ElementTree
 import pytest
 
 from parley.check import CHECKS
+from parley.demo import create_demo_app
 from tests.check.broken import FAULTS, BrokenAgent
 from tests.servers import running
 
@@ -75,3 +76,14 @@ def test_a_url_is_needed_without_list() -> None:
     done = parley("check")
     assert done.returncode == 2
     assert "--list" in done.stderr
+
+
+def test_protocol_and_transport_narrow_what_is_checked() -> None:
+    with running(create_demo_app()) as url:
+        done = parley("check", url, "--protocol", "1.0", "--transport", "rest", "--json")
+    report = json.loads(done.stdout)
+    assert report["offers"] == [{"version": "1.0", "binding": "HTTP+JSON", "url": url}]
+    assert {(r["version"], r["binding"]) for r in report["results"]} <= {
+        ("1.0", "HTTP+JSON"), ("1.0", None), (None, None),
+    }  # fmt: skip
+    assert report["ok"] is True, done.stdout

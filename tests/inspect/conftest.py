@@ -126,7 +126,9 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        launched = playwright.chromium.launch(
+            executable_path=executable, args=CHROMIUM_FLAGS, timeout=120_000
+        )
         try:
             yield launched
         finally:

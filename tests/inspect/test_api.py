@@ -204,3 +204,16 @@ def test_credentials_go_as_the_cards_scheme_says(
     api.post("/api/connect", json={"id": card["id"], "credentials": {scheme: credential}})
     sent = lines(api.post("/api/send", json={"id": card["id"], "text": "hi"}))
     assert sent[-2]["event"]["status"]["state"] == "completed"
+
+
+def test_resuming_a_task_that_ended_gives_the_refusal_then_the_task(
+    api: httpx.Client, agent: str
+) -> None:
+    card = api.post("/api/card", json={"url": agent}).json()
+    api.post("/api/connect", json={"id": card["id"], "protocol": "1.0", "transport": "JSONRPC"})
+    sent = lines(api.post("/api/send", json={"id": card["id"], "text": "tell me a joke"}))
+    task_id = sent[0]["event"]["id"]
+    resumed = lines(api.post("/api/resubscribe", json={"id": card["id"], "taskId": task_id}))
+    assert [line["type"] for line in resumed] == ["error", "event", "end"]
+    assert resumed[0]["error"]["type"] == "UnsupportedOperationError"  # v1.0.1 §3.1.6
+    assert resumed[1]["event"]["status"]["state"] == "completed"

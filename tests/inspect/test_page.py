@@ -126,6 +126,21 @@ def test_a_dropped_stream_resumes_and_a_task_is_cancelled(
     assert numbers == [str(n) for n in range(1, len(numbers) + 1)]
 
 
+def test_a_stream_dropped_until_its_task_ended_resumes_with_what_it_missed(
+    page: Any, inspector: Inspector, agent: str
+) -> None:
+    open_connected(page, inspector, agent)
+    say(page, "count to 2")
+    counted = page.locator(".artifact pre.text")
+    expect(counted).to_contain_text("1")
+    page.click("#detach")
+    expect(page.locator(".dropped")).to_have_count(1)
+    page.wait_for_timeout(2500)  # the count likely ends meanwhile (either way, no gap)
+    page.click("#resume")
+    expect(page.locator("#task-state")).to_have_text("completed")
+    expect(counted).to_have_text("1\n2\n")
+
+
 def test_push_notifications_arrive_verified(page: Any, inspector: Inspector, agent: str) -> None:
     open_connected(page, inspector, agent)
     page.check("#push")

@@ -21,9 +21,9 @@ UPDATES = 1 + CHUNKS + 1  # the task (created working by @agent), the chunks, co
 @pytest.mark.postgres
 async def test_two_processes_deliver_each_notification_once(tmp_path: Path) -> None:
     key = _key(tmp_path)  # one key for both: the receiver verifies either one's posts
-    down = listening_socket()  # the webhook's port, refusing connections until it serves
-    hook_url = f"http://127.0.0.1:{down.getsockname()[1]}/hook"
-    async with _postgres_database() as database:
+    async with _postgres_database() as database:  # may skip: no socket open yet
+        down = listening_socket()  # the webhook's port, refusing connections until it serves
+        hook_url = f"http://127.0.0.1:{down.getsockname()[1]}/hook"
         with _serve(database, tmp_path / "one.log", key) as (_, one):
             tasks = []
             async with await connect(one) as client:

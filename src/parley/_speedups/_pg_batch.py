@@ -95,14 +95,14 @@ Write = AppendWrite | SaveWrite | LeaseWrite
 
 
 def one_statement(writes: Sequence[Write]) -> bool:
-    """Whether ``write_batch`` can write the batch: no lease to take or check, and
-    each task once."""
+    """Whether ``write_batch`` can write the batch: no lease to take or check, no push
+    delivery to queue, and each task once."""
     seen = set()
     for write in writes:
         if isinstance(write, LeaseWrite):
             return False
         if isinstance(write, AppendWrite):
-            if write.lease is not None and not write.lease.new:
+            if (write.lease is not None and not write.lease.new) or write.outbox:
                 return False
             task_id = write.task_id
         else:

@@ -128,29 +128,22 @@ async def run(
     return report
 
 
-class _http:
-    """The HTTP client to use, and the base URL to call."""
-
-    def __init__(
-        self, url: str | None, app: Any, given: httpx.AsyncClient | None, tls: ClientTLS | None
-    ) -> None:
-        self.url, self.app, self.given, self.tls = url, app, given, tls
-        self.owned: httpx.AsyncClient | None = None
-
-    async def __aenter__(self) -> tuple[httpx.AsyncClient, str]:
-        if self.given is not None:
-            return self.given, self.url or IN_MEMORY_URL
-        if self.app is not None:
-            self.owned = in_memory_http_client(self.app)
-            return self.owned, IN_MEMORY_URL
-        verify = self.tls.ssl_context() if self.tls is not None else True
-        self.owned = httpx.AsyncClient(verify=verify)
-        assert self.url is not None
-        return self.owned, self.url
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        if self.owned is not None:
-            await self.owned.aclose()
+@asynccontextmanager
+async def _http(
+    url: str | None, app: Any, given: httpx.AsyncClient | None, tls: ClientTLS | None
+) -> AsyncIterator[tuple[httpx.AsyncClient, str]]:
+    """The HTTP client to use (``given``, or one made here and closed after), and the
+    base URL to call."""
+    if given is not None:
+        yield given, url or IN_MEMORY_URL
+        return
+    if app is not None:
+        async with in_memory_http_client(app) as http:
+            yield http, IN_MEMORY_URL
+        return
+    assert url is not None
+    async with httpx.AsyncClient(verify=tls.ssl_context() if tls is not None else True) as http:
+        yield http, url
 
 
 @asynccontextmanager

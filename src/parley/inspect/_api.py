@@ -185,7 +185,7 @@ class API:
             raise BadRequest("lastEventId must be an integer")
         params = TaskIdParams(id=str(_text(body, "taskId")))
         context = ClientCallContext(last_event_id=last)
-        return _lines(_events(client.stream(BY_NAME["resubscribe"], params, context)))
+        return _lines(_resumed(client, params, context))
 
     async def cancel(self, request: Request, body: dict[str, Any]) -> Response:
         client = _client(self.connection(body))
@@ -261,6 +261,20 @@ async def _events(stream: AsyncIterator[Any]) -> AsyncIterator[dict[str, Any]]:
         yield {"type": "error", "time": time.time(), "error": error_json(error)}
         return
     yield {"type": "end", "time": time.time()}
+
+
+async def _resumed(
+    client: Any, params: TaskIdParams, context: ClientCallContext
+) -> AsyncIterator[dict[str, Any]]:
+    """The task's events from where the page left off; when the agent refuses (the task
+    ended meanwhile), its error, then the task as ``tasks/get`` gives it."""
+    refused = False
+    async for line in _events(client.stream(BY_NAME["resubscribe"], params, context)):
+        refused = refused or line["type"] == "error"
+        yield line
+    if refused:
+        async for line in _answer(lambda: client.get_task(params.id)):
+            yield line
 
 
 async def _answer(call: Callable[[], Awaitable[Any]]) -> AsyncIterator[dict[str, Any]]:

@@ -9,10 +9,9 @@ canonical forms of the card (``canonical_forms``): a card is signed over each (o
 they are the same) and verifies over either.
 
 Each signature is the JSON serialisation of a JWS with a detached payload (RFC 7515
-appendix F): ``protected`` (base64url of the header: ``alg``,
-``kid``, ``typ``) and ``signature``; the payload is the card itself. A card may carry
-several, e.g. by the old and the new key while keys rotate; it verifies when one of them
-does with a trusted key.
+appendix F): ``protected`` (base64url of the header: ``alg``, ``kid``, ``typ``) and
+``signature``; the payload is the card itself. A card may carry several, e.g. by the old
+and the new key while keys rotate; it verifies when one of them does with a trusted key.
 
 Signing and verifying go through PyJWT and the ``rfc8785`` package (JCS).
 """

@@ -65,8 +65,10 @@ def _operation(telemetry: Telemetry, name: str, method: Operation, transport: st
     instruments = telemetry.instruments
 
     async def traced(params: Any = None, call: Any = None) -> Any:
+        if call is None:  # a binding's own lookup, not a caller's request
+            return await method(params, call)
         attributes = _request_attributes(a2a_method, transport, params, call)
-        parent = extract(call.headers) if call is not None else None
+        parent = extract(call.headers)
         links = await telemetry.latest_turn(attributes.get(names.TASK_ID)) if following else None
         span = tracer.start_span(a2a_method, parent, SpanKind.SERVER, attributes, links)
         started = time.perf_counter()
@@ -119,11 +121,13 @@ async def _streamed(
 
 
 def _request_attributes(a2a_method: str, transport: str, params: Any, call: Any) -> dict[str, Any]:
-    attributes: dict[str, Any] = {names.METHOD: a2a_method, names.TRANSPORT: transport}
-    if call is not None:
-        attributes[names.PROTOCOL_VERSION] = call.protocol_version
-        if call.tenant:
-            attributes[names.TENANT] = call.tenant
+    attributes: dict[str, Any] = {
+        names.METHOD: a2a_method,
+        names.TRANSPORT: transport,
+        names.PROTOCOL_VERSION: call.protocol_version,
+    }
+    if call.tenant:
+        attributes[names.TENANT] = call.tenant
     message = getattr(params, "message", None)
     if message is not None:
         attributes[names.MESSAGE_ID] = message.message_id

@@ -58,7 +58,7 @@ class TurnRecord:
     """A turn being run: its span, current while the agent's code runs (``end`` it in
     the same task that began it), and how many of its events it recorded."""
 
-    __slots__ = ("_instruments", "_telemetry", "_tokens", "dropped", "recorded", "span", "task_id")
+    __slots__ = ("_telemetry", "_tokens", "dropped", "recorded", "span", "task_id")
 
     def __init__(self, telemetry: Telemetry, span: Span, task_id: str) -> None:
         self.span = span

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from parley.check._agent import CARD_PATH
+from parley.check._areas._wire import unknown_task_id
 from parley.check._model import V0_3, V1_0, Failed, Level, Needs, Scope, Skipped, check
 from parley.check._probe import Probe
 from parley.client import AgentKeys, CardError, CardVerifier, ClientError
@@ -109,13 +110,12 @@ async def card_v1(probe: Probe) -> None:
 async def interface_answers(probe: Probe) -> None:
     client = await probe.client()
     try:
-        await probe.ok("get_task of an unknown task", client.get_task("a2a-check-reachable"))
-    except Failed:
-        last = probe.exchanges[-1].answer if probe.exchanges else ""
+        await probe.ok("get_task of an unknown task", client.get_task(unknown_task_id()))
+    except Failed as failed:  # an A2A error is an A2A answer; these are not
         not_a2a = ("AgentUnreachableError", "NotAnAgentError", "InvalidAgentResponseError")
-        if any(name in last for name in not_a2a):
-            raise
-    except ClientError as error:
+        if any(name in probe.exchanges[-1].answer for name in not_a2a):
+            raise Failed(f"no A2A answer: {failed}") from None
+    except ClientError as error:  # no transport for it (an extra not installed)
         raise Failed(f"the interface cannot be used: {error.message}") from None
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import uuid
 
+import httpx
+
 from parley.check._areas._wire import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -13,8 +15,10 @@ from parley.check._areas._wire import (
     PARSE_ERROR,
     TASK_NOT_FOUND,
     VERSION_NOT_SUPPORTED,
+    Expected,
     get_unknown_task,
     grpc_error,
+    grpc_get_task,
     grpc_send,
     jsonrpc_error,
     message_json,
@@ -169,8 +173,6 @@ async def version_not_supported(probe: Probe) -> None:
     task_id = unknown_task_id()
     unknown = {"A2A-Version": "99.0"}
     if probe.binding == GRPC:
-        from parley.check._areas._wire import grpc_get_task
-
         answer = await probe.grpc("GetTask", grpc_get_task(probe, task_id), version="99.0")
         grpc_error(probe, answer.code, VERSION_NOT_SUPPORTED)
     elif probe.binding == JSONRPC:
@@ -218,21 +220,18 @@ async def a2a_json(probe: Probe) -> None:
         raise Failed(f"Content-Type {kind!r}, not application/a2a+json")
 
 
-def _expect(probe: Probe, answer: object, expected: object) -> None:
-    from parley.check._areas._wire import Expected
-
-    assert isinstance(expected, Expected)
+def _expect(probe: Probe, answer: httpx.Response | GrpcAnswer, expected: Expected) -> None:
     if isinstance(answer, GrpcAnswer):
         grpc_error(probe, answer.code, expected)
     elif probe.binding == JSONRPC:
-        jsonrpc_error(answer, expected)  # type: ignore[arg-type]
+        jsonrpc_error(answer, expected)
     else:
-        rest_error(probe, answer, expected)  # type: ignore[arg-type]
+        rest_error(probe, answer, expected)
 
 
-def _json(response: object) -> dict[str, object]:
+def _json(response: httpx.Response) -> dict[str, object]:
     try:
-        found = json.loads(response.content)  # type: ignore[attr-defined]
+        found = json.loads(response.content)
     except ValueError:
         return {}
     return found if isinstance(found, dict) else {}

@@ -159,11 +159,11 @@ async def same_task(probe: Probe) -> None:
     surfaces = [s for s in probe.agent.surfaces if s.version == probe.version]
     if len(surfaces) < 2:
         raise Skipped(f"the agent offers one binding for {probe.version}")
-    first = probe.__class__(probe.agent, surfaces[0], probe.version, probe.exchanges)
+    first = Probe(probe.agent, surfaces[0], probe.version, probe.exchanges)
     try:
         task = await a_task(first)
         for surface in surfaces[1:]:
-            other = probe.__class__(probe.agent, surface, probe.version, probe.exchanges)
+            other = Probe(probe.agent, surface, probe.version, probe.exchanges)
             try:
                 read = await other.ok("get_task", (await other.client()).get_task(task.id))
             finally:

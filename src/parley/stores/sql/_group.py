@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import sqlite3
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -19,9 +20,9 @@ from sqlalchemy import bindparam, case, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import asyncpg
 
-from parley.stores._protocols import Lease, LeaseLostError, StoredEvent, lost
+from parley.stores._protocols import Lease, LeaseLostError, OutboxEntry, StoredEvent, lost
 from parley.stores._protocols import duplicate as _duplicate
-from parley.stores.sql._schema import events, leases, tasks
+from parley.stores.sql._schema import events, leases, outbox, tasks
 from parley.stores.sql._writer import Statement
 
 
@@ -94,10 +95,17 @@ def _save(dialect: Any) -> Any:
 _INSERT_EVENT = events.insert().values(
     task_id=bindparam("task_id"), sequence=bindparam("sequence"), event=bindparam("event")
 )
+_OUTBOX_COLUMNS = (
+    "task_id", "config_id", "sequence", "payload", "attempts", "due", "created", "traceparent"
+)  # fmt: skip
+_INSERT_OUTBOX = (
+    outbox.insert().values({name: bindparam(name) for name in _OUTBOX_COLUMNS}).inline()
+)
 _ASYNCPG_DIALECT: Any = asyncpg.dialect  # untyped in SQLAlchemy
 _POSTGRES = _ASYNCPG_DIALECT()
 
 INSERT_EVENT = Statement.of(_INSERT_EVENT)
+INSERT_OUTBOX = Statement.of(_INSERT_OUTBOX)
 TOUCH_TASK = Statement.of(_touch(sqlite))
 SAVE_TASK = Statement.of(_save(sqlite))
 LEASE_TOKEN = Statement.of(select(leases.c.token).where(leases.c.task_id == bindparam("task_id")))
@@ -105,6 +113,7 @@ RELEASE = Statement.of(_release())
 ACQUIRE = Statement.of(_acquire(sqlite))
 
 PG_INSERT_EVENT = Statement.of(_INSERT_EVENT, _POSTGRES)
+PG_INSERT_OUTBOX = Statement.of(_INSERT_OUTBOX, _POSTGRES)
 PG_TOUCH = Statement.of(_touch(postgresql), _POSTGRES)
 PG_SAVE = Statement.of(_save(postgresql), _POSTGRES)
 PG_RELEASE = Statement.of(_release(), _POSTGRES)
@@ -171,10 +180,13 @@ def starts_log(logged: Sequence[StoredEvent]) -> bool:
 class AppendWrite:
     """One task's events, ready to write: serialized on the caller's side, so the
     writer only runs statements. With ``snapshot`` (the values of a save) the
-    task row is saved instead of touched; with ``release`` the lease is given up, all in
-    the same transaction."""
+    task row is saved instead of touched; with ``release`` the lease is given up; with
+    ``outbox`` the push deliveries the events cause are queued: all in the same
+    transaction."""
 
-    __slots__ = ("events", "lease", "logged", "release", "snapshot", "task_id", "touch")
+    __slots__ = (
+        "events", "lease", "logged", "outbox", "release", "snapshot", "task_id", "touch"
+    )  # fmt: skip
 
     def __init__(
         self,
@@ -184,6 +196,7 @@ class AppendWrite:
         lease: Lease | None,
         snapshot: dict[str, Any] | None = None,
         release: bool = False,
+        outbox: Sequence[OutboxEntry] = (),
     ) -> None:
         self.task_id = task_id
         self.logged = logged
@@ -192,6 +205,7 @@ class AppendWrite:
         self.lease = lease
         self.snapshot = snapshot
         self.release = release and lease is not None
+        self.outbox = [_outbox_row(entry) for entry in outbox] if outbox else []
 
     def __call__(self, connection: sqlite3.Connection) -> None:
         lease = self.lease
@@ -221,6 +235,8 @@ class AppendWrite:
             connection.execute(
                 RELEASE.sql, RELEASE.parameters({"task_id": lease.task_id, "token": lease.token})
             )
+        if self.outbox:
+            connection.executemany(INSERT_OUTBOX.sql, self.outbox)
 
     def moves_row(self) -> bool:
         """Whether the task row needs the append's touch. Not when its events carry no
@@ -230,6 +246,16 @@ class AppendWrite:
         so it would only write the row again unchanged (SQLite: the row and its four
         indexes; PostgreSQL: a new row version) per chunk of a stream."""
         return self.touch["state"] is not None or self.events[0][1] == 1
+
+
+def _outbox_row(entry: OutboxEntry) -> tuple[Any, ...]:
+    """An outbox entry's row, its columns in ``_OUTBOX_COLUMNS``' order (``created``: now,
+    when the entry has none)."""
+    created = entry.created or time.time()
+    return (
+        entry.task_id, entry.config_id, entry.sequence, entry.payload, entry.attempts,
+        entry.due, created, entry.traceparent,
+    )  # fmt: skip
 
 
 _ROWS_PER_INSERT = 16

@@ -55,6 +55,7 @@ from parley.stores._protocols import duplicate as _duplicate
 from parley.stores.sql._group import (
     PG_ACQUIRE,
     PG_INSERT_EVENT,
+    PG_INSERT_OUTBOX,
     PG_LAST_SEQUENCES,
     PG_LEASES,
     PG_NEW_LEASES,
@@ -305,24 +306,8 @@ async def _commit(raw: Any, batch: Batch) -> None:
 
 async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     """Write the batch; returns what each ``LeaseWrite`` took."""
-    taken: dict[Write, Any] = {}
     acquires = [write for write in writes if isinstance(write, LeaseWrite)]
-    if acquires:
-        rows = await raw.fetchmany(
-            PG_ACQUIRE.sql, [PG_ACQUIRE.parameters(write.values) for write in acquires]
-        )
-        got = {row[2]: (int(row[0]), float(row[1])) for row in rows}
-        # Read after the leases are taken (a statement of its own, so it sees every
-        # commit before): an append by the previous holder either committed before, or
-        # waits for this transaction and then finds its lease gone.
-        held = [write.values["task_id"] for write in acquires if write.values["task_id"] in got]
-        last = dict(await raw.fetch(PG_LAST_SEQUENCES, held)) if held else {}
-        for write in acquires:
-            task_id = write.values["task_id"]
-            if task_id in got:
-                taken[write] = (*got[task_id], last.get(task_id) or 0)
-            else:
-                taken[write] = None
+    taken = await _acquire(raw, acquires) if acquires else {}
     appends = [write for write in writes if isinstance(write, AppendWrite)]
     new = [write for write in appends if write.lease is not None and write.lease.new]
     if new:
@@ -355,6 +340,27 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     ]
     if released:
         await raw.executemany(PG_RELEASE.sql, released)
+    queued = [row for write in appends for row in write.outbox]
+    if queued:
+        await raw.executemany(PG_INSERT_OUTBOX.sql, queued)
+    return taken
+
+
+async def _acquire(raw: Any, acquires: list[LeaseWrite]) -> dict[Write, Any]:
+    """Take the leases ``acquires`` ask for; what each took (``None``: another holds it)."""
+    taken: dict[Write, Any] = {}
+    rows = await raw.fetchmany(
+        PG_ACQUIRE.sql, [PG_ACQUIRE.parameters(write.values) for write in acquires]
+    )
+    got = {row[2]: (int(row[0]), float(row[1])) for row in rows}
+    # Read after the leases are taken (a statement of its own, so it sees every commit
+    # before): an append by the previous holder either committed before, or waits for
+    # this transaction and then finds its lease gone.
+    held = [write.values["task_id"] for write in acquires if write.values["task_id"] in got]
+    last = dict(await raw.fetch(PG_LAST_SEQUENCES, held)) if held else {}
+    for write in acquires:
+        task_id = write.values["task_id"]
+        taken[write] = (*got[task_id], last.get(task_id) or 0) if task_id in got else None
     return taken
 
 

@@ -137,11 +137,11 @@ class SQLStore(SQLSide):
         owner: str | None = None,
     ) -> None:
         writer = self.writer
-        if writer is None or outbox:  # outbox rows: the SQLAlchemy path, in one transaction
+        if writer is None:  # an in-memory SQLite database: the SQLAlchemy way
             part = Append(task_id, events, outbox, lease, snapshot, release, owner)
             await self.append_many((part,))
             return
-        if not (events or lease is not None or snapshot is not None):
+        if not (events or outbox or lease is not None or snapshot is not None):
             return
         if not self._ready:
             await self._connect()
@@ -151,7 +151,7 @@ class SQLStore(SQLSide):
         if snapshot is not None and not (starts_log(events) and isinstance(writer, SQLiteWriter)):
             sequence = events[-1].sequence if events else 0
             saved = _save_values(snapshot, sequence, owner, touch["touched"])
-        await writer.submit(AppendWrite(task_id, events, touch, lease, saved, release))
+        await writer.submit(AppendWrite(task_id, events, touch, lease, saved, release, outbox))
 
     async def append_many(self, batch: Sequence[Append]) -> None:
         batch = [p for p in batch if p.events or p.outbox or p.lease or p.snapshot]
