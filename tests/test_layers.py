@@ -91,6 +91,7 @@ SPEEDUPS_SERVE = {
     "_chunks": {"types"},
     "_pg_batch": {"types", "protocol", "stores"},
     "postgres": {"types", "protocol", "stores"},
+    "jsonrpc": {"types", "protocol"},
 }
 """Each module of ``parley._speedups`` and the layers it may import: the lowest layer
 that calls it and the layers below that one, so no layer reaches a layer above itself

@@ -17,6 +17,8 @@ and each piece sits behind one narrow entry:
   pool of random text, and timestamps formatted once per second (``_ids``), or ``None``;
   ``made_time(stamp)``: the epoch seconds of a timestamp made there lately, or ``None``
   (the plain way parses it).
+- ``parley._speedups.jsonrpc``: a JSON-RPC request read from its bytes in one validation
+  (``read_request``), or ``None``: the binding parses it and decodes it by its dialect.
 - ``parley._speedups.memory``: the memory store's finished tasks packed into bytes, and
   its index of tasks for ListTasks (``pack`` / ``unpack`` a finished task; ``task_index``).
 
