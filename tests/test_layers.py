@@ -81,6 +81,7 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
 SPEEDUPS_SERVE = {
     "__init__": {"types"},
     "_switch": set(),
+    "_ids": set(),
     "_getattr": {"types"},
     "_v03_json": {"types"},
     "_v1_json": {"types"},

@@ -196,8 +196,7 @@ class JSONRPCBinding:
         """The fast path: a valid request of a dialect's hot methods, decoded straight
         from bytes."""
         dialect = fast.dialect
-        if dialect is not V0_3:
-            call.protocol_version = dialect.name
+        call.protocol_version = dialect.protocol_version
         try:
             result = await getattr(self.handler, operation.name)(params, call)
         except Exception as error:
@@ -217,7 +216,7 @@ class JSONRPCBinding:
                 fast.encode_event,
                 encode_error,
                 around=result_envelope(request_id),
-                wire=dialect is V0_3,
+                wire=fast.logged_json,
             )
         else:
             await send_body(send, 200, envelope(request_id, b"result", fast.encode(result)))
@@ -246,8 +245,7 @@ class JSONRPCBinding:
             await _fail(send, None, failure(refused.request_id, refused.error, dialect))
             return
         try:
-            if dialect.name == V1_0:
-                call.protocol_version = V1_0
+            call.protocol_version = dialect.protocol_version
             if dialect.tenant_of is not None:
                 call.tenant = dialect.tenant_of(params)
             decoded = entry.decode(params)
@@ -384,6 +382,9 @@ class FastPath:
     """A result -> the JSON of the ``result`` member."""
     encode_event: Callable[[Any], bytes]
     """A stream event -> the JSON of its ``result`` member."""
+    logged_json: bool = False
+    """Whether ``encode_event`` gives the wire JSON the event log's entries carry (made
+    once per event, and written as it is)."""
 
 
 def _read_v0_3(body: bytes, version: str | None) -> tuple[Any, Operation, Any] | None:
@@ -421,7 +422,7 @@ def _v1_fast() -> dict[str | None, FastPath]:
     return {V1_0: FastPath(dialect, read, event_json, event_json)}
 
 
-_V0_3_FAST = FastPath(V0_3, _read_v0_3, encode_result, A2AModel.to_json)
+_V0_3_FAST = FastPath(V0_3, _read_v0_3, encode_result, A2AModel.to_json, logged_json=True)
 _FAST: dict[str | None, FastPath] = {
     None: _V0_3_FAST,
     "": _V0_3_FAST,
