@@ -81,6 +81,7 @@ def test_each_layer_imports_only_the_layers_below_it() -> None:
 SPEEDUPS_SERVE = {
     "__init__": {"types"},
     "_switch": set(),
+    "_ids": set(),
     "_getattr": {"types"},
     "_v03_json": {"types"},
     "_v1_json": {"types"},
@@ -90,6 +91,7 @@ SPEEDUPS_SERVE = {
     "_chunks": {"types"},
     "_pg_batch": {"types", "protocol", "stores"},
     "postgres": {"types", "protocol", "stores"},
+    "jsonrpc": {"types", "protocol"},
 }
 """Each module of ``parley._speedups`` and the layers it may import: the lowest layer
 that calls it and the layers below that one, so no layer reaches a layer above itself

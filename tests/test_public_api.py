@@ -190,3 +190,11 @@ def test_telemetry_public_names() -> None:
     )
     for name in parley.telemetry.__all__:
         assert getattr(parley.telemetry, name) is not None
+
+
+def test_inspect_public_names() -> None:
+    import parley.inspect
+
+    assert sorted(parley.inspect.__all__) == ["InspectorApp", "create_inspector_app"]
+    for name in parley.inspect.__all__:
+        assert getattr(parley.inspect, name) is not None

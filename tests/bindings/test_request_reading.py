@@ -1,6 +1,7 @@
-"""The JSON-RPC binding reads a request into dicts of its members rather than its
-envelope model (``_jsonrpc._REQUEST``): the same id, operation and params as the models
-of ``A2ARequest``, and refused where they are refused, for every method."""
+"""The speed seam reads a JSON-RPC request into dicts of its members rather than its
+envelope model (``parley._speedups.jsonrpc``): the same id, operation and params as the
+models of ``A2ARequest``, and refused where they are refused, for every method; with
+the seam off it declines every request."""
 
 from __future__ import annotations
 
@@ -10,9 +11,11 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
+from parley._speedups import enabled
+from parley._speedups.jsonrpc import read_request
 from parley.protocol import BY_JSONRPC_METHOD
-from parley.server.bindings._jsonrpc import _read_v0_3
 from parley.types import A2ARequest
+from tests.speedups import plain
 
 _MODELS = TypeAdapter[Any](A2ARequest)
 _MESSAGE = {
@@ -69,4 +72,8 @@ def test_a_request_reads_as_its_model_reads(request_body: dict[str, Any]) -> Non
         expected = None
     else:
         expected = (model.id, BY_JSONRPC_METHOD[model.method], model.params)
-    assert _read_v0_3(body, None) == expected
+    if enabled():
+        assert read_request(body, None) == expected
+        assert read_request(body, "0.3") == expected
+    with plain():
+        assert read_request(body, None) is None

@@ -230,6 +230,25 @@ async def test_resubscribe_to_an_interrupted_task(client: Client) -> None:
     assert any(isinstance(event, TaskArtifactUpdateEvent) for event in rest)
 
 
+async def test_a_resumed_stream_replays_the_end_of_a_finished_task(client: Client) -> None:
+    """A stream resumed with Last-Event-ID after its task finished replays what it
+    missed, to the final status, in both versions: v1.0's refusal of a terminal task
+    (3.1.6) is for a new subscription, not for the rest of one."""
+    params = MessageSendParams(
+        message=Message(message_id="m-finished", role=Role.user, parts=[TextPart(text="chunks 2")])
+    )
+    items = [item async for item in client.stream(BY_NAME["stream_message"], params)]
+    last = items[-1].event
+    assert isinstance(last, TaskStatusUpdateEvent)
+    assert last.status.state is TaskState.completed
+    context = ClientCallContext(last_event_id=items[0].id)
+    task = TaskIdParams(id=last.task_id)
+    resumed = [item async for item in client.stream(BY_NAME["resubscribe"], task, context)]
+    assert [(item.id, item.event) for item in resumed] == [
+        (item.id, item.event) for item in items[1:]
+    ]
+
+
 async def test_resubscribe_to_a_terminal_task(client: Client) -> None:
     """v1.0.1 3.1.6: UnsupportedOperationError for a task in a terminal state, before any
     event; v0.3 (7.9 names no error) gives the Task and ends."""

@@ -17,6 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from parley._speedups import enabled
+from parley._speedups.jsonrpc import read_request
 from parley.protocol import ConversionError
 from parley.protocol.v1 import (
     BY_V1_NAME,
@@ -27,7 +29,6 @@ from parley.protocol.v1 import (
     encode_result,
 )
 from parley.protocol.v1._data import _moment
-from parley.protocol.v1._protojson import SEND_REQUEST
 from parley.protocol.v1._requests import send_from_v1
 from parley.types import Message, MessageSendParams, Task
 from tests.bindings.strategies import PARAMS, events, json_values, send_params, tasks
@@ -167,44 +168,48 @@ def test_what_is_written_reads_back_as_the_same_object(task: Any, event: Any) ->
         assert json.loads(encode_json(operation, value)) == encode_result(operation, value)
 
 
-def _read_plainly(request: Any) -> Any:
-    """The compiled reader of SendMessage, from the request's JSON bytes; ``None`` when
-    it leaves the request to the slow path."""
+def _read_from_bytes(request: Any) -> Any:
+    """The speed seam's reader of SendMessage, from the request's JSON bytes; ``None``
+    when it leaves the request to the slow path."""
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": request})
-    try:
-        return SEND_REQUEST.validate_json(body)["params"]
-    except ValidationError:
-        return None
+    read = read_request(body.encode(), "1.0")
+    return None if read is None else read[2]
 
 
+_SEAM_ON = pytest.mark.skipif(not enabled(), reason="PARLEY_SPEEDUPS=0: the plain path")
+
+
+@_SEAM_ON
 @settings(max_examples=150, deadline=None)
 @given(data=st.data())
 def test_the_compiled_reader_reads_what_it_takes_as_the_slow_path_does(
     data: st.DataObject,
 ) -> None:
     """The JSON-RPC binding reads a plain SendMessage with one validation from bytes
-    (``SEND_REQUEST``) and every other one through ``_requests``: on whatever it accepts,
-    anywhere a value is replaced, the two give the same params."""
+    (``parley._speedups.jsonrpc``) and every other one through ``_requests``: on
+    whatever the first accepts, anywhere a value is replaced, the two give the same
+    params."""
     request = encode_params(SEND, data.draw(send_params))
-    assert _read_plainly(request) == send_from_v1_validated(request)
+    assert _read_from_bytes(request) == send_from_v1_validated(request)
     path = data.draw(st.sampled_from(_paths(request)))
     bad = _replace(request, path, data.draw(json_values | st.sampled_from([[{}], {"x": 1}, ""])))
-    fast = _read_plainly(bad)
+    fast = _read_from_bytes(bad)
     if fast is not None:
         assert fast == send_from_v1_validated(bad)
 
 
+@_SEAM_ON
 @pytest.mark.parametrize("extra", [{"tenant": "acme"}, {"tenant": ""}, {"unknown": 1}])
 def test_params_with_another_field_leave_the_compiled_reader(extra: dict[str, Any]) -> None:
     """A tenant goes into the call, which only the slow path reads: the compiled reader
     refuses any field ``MessageSendParams`` lacks, and the slow path reads the rest as
     the plain request (``tenant`` in the message's metadata is not the request's)."""
     request = {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}}
-    assert _read_plainly({**request, **extra}) is None
-    assert send_from_v1_validated({**request, **extra}) == _read_plainly(request)
+    assert _read_from_bytes({**request, **extra}) is None
+    assert send_from_v1_validated({**request, **extra}) == _read_from_bytes(request)
     in_metadata = {**request, "metadata": extra}
-    assert _read_plainly(in_metadata) == send_from_v1_validated(in_metadata)
-    assert decode_request(SEND, {**request, **extra}) == _read_plainly(request)
+    assert _read_from_bytes(in_metadata) == send_from_v1_validated(in_metadata)
+    assert decode_request(SEND, {**request, **extra}) == _read_from_bytes(request)
 
 
 def send_from_v1_validated(request: Any) -> Any:

@@ -1,4 +1,5 @@
-"""Ids and timestamps the server makes: version 4 and 7 UUIDs, ISO 8601 UTC times."""
+"""Ids and timestamps the server makes: version 4 and 7 UUIDs, ISO 8601 UTC times; each
+test runs with ``parley._speedups`` and on the plain path."""
 
 from __future__ import annotations
 
@@ -6,12 +7,26 @@ import itertools
 import os
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
+import pytest
+
+from parley._speedups import enabled, made_time
 from parley.server import new_id
 from parley.server.agent._ids import new_ordered_id, now, timestamp
-from parley.stores._protocols import made_times, status_time
+from parley.stores._protocols import status_time
 from parley.types import TaskState, TaskStatus
+from tests.speedups import plain
+
+
+@pytest.fixture(autouse=True, params=["speedups", "plain"])
+def way(request: pytest.FixtureRequest) -> Iterator[str]:
+    if request.param == "plain":
+        with plain():
+            yield request.param
+    else:
+        yield request.param
 
 
 def test_new_ids_are_distinct_version_4_uuids() -> None:
@@ -60,18 +75,20 @@ def test_a_timestamp_is_its_moment_in_iso_8601_to_the_microsecond() -> None:
         assert timestamp(moment) == expected
 
 
-def test_the_status_time_of_a_timestamp_made_here_is_its_parse() -> None:
-    """The clock keeps the epoch seconds of what it made (``made_times``), so a store
+def test_the_status_time_of_a_timestamp_made_here_is_its_parse(way: str) -> None:
+    """The fast clock keeps the epoch seconds of what it made (``made_time``), so a store
     filing the status need not parse it: the same float the parse gives, for each."""
     start = time.time_ns() // 1000
     stamps = [now() for _ in range(300)]  # more than are kept: the oldest go
     stamps += [timestamp(moment) for moment in (start, start + 999_999, 1_000_000_123, 7)]
-    assert 0 < len(made_times) <= 256
     for stamp in stamps:
         parsed = datetime.fromisoformat(stamp).timestamp()
-        assert made_times.get(stamp, parsed) == parsed
+        assert made_time(stamp) in (None, parsed)
         assert status_time(TaskStatus(state=TaskState.working, timestamp=stamp)) == parsed
-    assert stamps[-1] in made_times
+    if way == "plain" or not enabled():
+        assert made_time(stamps[-1]) is None
+    else:
+        assert made_time(stamps[-1]) == datetime.fromisoformat(stamps[-1]).timestamp()
 
 
 def test_ordered_ids_are_distinct_version_7_uuids_in_the_order_made() -> None:

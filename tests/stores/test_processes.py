@@ -107,15 +107,27 @@ def _stream(
 
 def _scenario(bases: list[str], processes: list[subprocess.Popen[bytes]]) -> None:
     one, two, three = bases
-    # Multi-turn, each turn through another process.
+    # Multi-turn, each turn through another process, followed by a v1.0 subscriber on a
+    # third: it sees every turn to the terminal state (v1.0.1 3.1.6).
     asked = _call(one, "message/send", {"message": _message("book a flight")})
     assert asked["status"]["state"] == "input-required"
+    subscribe = _rpc("SubscribeToTask", {"id": asked["id"]})
+    subscriber = _stream(three, subscribe, headers={"A2A-Version": "1.0"})
+    first = next(subscriber)[1]
+    assert first["task"]["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     answer = _message("from Oslo to Rome on 2026-12-01", taskId=asked["id"])
     consent = _call(two, "message/send", {"message": answer})
     assert consent["status"]["state"] == "input-required"
-    booked = _call(three, "message/send", {"message": _message("yes", taskId=asked["id"])})
+    booked = _call(one, "message/send", {"message": _message("yes", taskId=asked["id"])})
     assert booked["status"]["state"] == "completed"
     assert _call(one, "tasks/get", {"id": asked["id"]})["status"]["state"] == "completed"
+    states = [
+        event["statusUpdate"]["status"]["state"]
+        for _, event in subscriber
+        if "statusUpdate" in event
+    ]
+    assert states.count("TASK_STATE_INPUT_REQUIRED") == 1  # the consent, then on
+    assert states[-1] == "TASK_STATE_COMPLETED"
 
     # A cancel through one process reaches the run on another; a v0.3 cancel of the
     # canceled task answers -32002 on any process.

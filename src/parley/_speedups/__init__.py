@@ -13,6 +13,12 @@ and each piece sits behind one narrow entry:
 - ``read_models_plainly()``: attribute reads and enum values of the wire models without
   pydantic's and ``Enum``'s Python-level hooks (``_getattr``), called once by
   ``parley.protocol``.
+- ``new_id()``, ``new_ordered_id()``, ``timestamp(moment)``: version 4 and 7 UUIDs from a
+  pool of random text, and timestamps formatted once per second (``_ids``), or ``None``;
+  ``made_time(stamp)``: the epoch seconds of a timestamp made there lately, or ``None``
+  (the plain way parses it).
+- ``parley._speedups.jsonrpc``: a JSON-RPC request read from its bytes in one validation
+  (``read_request``), or ``None``: the binding parses it and decodes it by its dialect.
 - ``parley._speedups.memory``: the memory store's finished tasks packed into bytes, and
   its index of tasks for ListTasks (``pack`` / ``unpack`` a finished task; ``task_index``).
 
@@ -30,7 +36,7 @@ from __future__ import annotations
 
 import os
 
-from parley._speedups import _switch
+from parley._speedups import _ids, _switch
 from parley._speedups._chunks import built_text_chunk, chunk_json
 from parley._speedups._getattr import read_models_plainly
 from parley._speedups._switch import enabled, use
@@ -43,7 +49,11 @@ __all__ = [
     "enabled",
     "encode_chunk",
     "encode_task",
+    "made_time",
+    "new_id",
+    "new_ordered_id",
     "read_models_plainly",
+    "timestamp",
     "use",
 ]
 
@@ -69,3 +79,25 @@ def encode_chunk(event: TaskArtifactUpdateEvent) -> bytes | None:
     """A plain text chunk's v0.3 wire JSON (one text part, an id, maybe a name, flags),
     or ``None``: the caller serialises it the plain way."""
     return chunk_json(event) if _switch.on else None
+
+
+def new_id() -> str | None:
+    """A fresh random (version 4) UUID's text, or ``None``: the caller makes one."""
+    return _ids.take() if _switch.on else None
+
+
+def new_ordered_id() -> str | None:
+    """A fresh time-ordered (version 7) UUID's text, or ``None``: the caller makes one."""
+    return _ids.take_ordered() if _switch.on else None
+
+
+def timestamp(moment: int) -> str | None:
+    """The ISO 8601 text (UTC, to the microsecond, ``+00:00``) of ``moment`` (epoch
+    microseconds), or ``None``: the caller formats it."""
+    return _ids.timestamp(moment) if _switch.on else None
+
+
+def made_time(stamp: str) -> float | None:
+    """The epoch seconds of ``stamp`` when ``timestamp`` made it lately (the float
+    ``datetime.fromisoformat(stamp).timestamp()`` gives), or ``None``: the caller parses."""
+    return _ids.made_time(stamp) if _switch.on else None

@@ -9,56 +9,33 @@ the HTTP and gRPC ports. The app's lifespan runs here, around uvicorn, not insid
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 import socket
-import sys
-import sysconfig
-import traceback
 from contextlib import nullcontext, suppress
 from ipaddress import ip_network
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any
 
 import typer
 import uvicorn
-from pydantic import ValidationError
-from rich.console import Console
 from rich.markup import escape
 from uvicorn.config import LOG_LEVELS
 
 from parley.cli._common import bound_listener
-from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password, task_store
+from parley.cli._db import DB_HELP, DEFAULT_DB, hide_password
 from parley.cli._deadlines import DEFAULT_BODY_TIMEOUT, DEFAULT_HEAD_TIMEOUT, DeadlineConfig
 from parley.cli._observe import LogFormat, observe, uvicorn_log_config
+from parley.cli._serve_target import console, fail, load
 from parley.cli._stopping import DEFAULT_GRACE, StoppingServer
 from parley.server import (
     A2AApp,
-    APIKeyVerifier,
-    CardError,
     GRPCOptions,
     SigningKeys,
     TrustedProxies,
-    create_app,
 )
 from parley.server.push import PushSettings
 from parley.server.tasks._bus import open_bus
 from parley.stores import Store
-from parley.types import AgentCard, APIKeySecurityScheme
-
-console = Console(stderr=True, highlight=False)
-
-API_KEY_SCHEME = "apiKey"
-"""The name ``--api-key`` gives its scheme in the card's ``securitySchemes``."""
-
-_LIBRARY_PATHS = (
-    str(Path(__file__).parents[1]),  # parley
-    sysconfig.get_paths()["purelib"],
-    sysconfig.get_paths()["stdlib"],
-    "<frozen",
-)
-"""Where frames that are not the user's code come from (the line named in an import
-error is the last frame outside them)."""
 
 _STORE_MODULES = ("sqlalchemy", "asyncpg", "aiosqlite", "sqlite3", "alembic", "parley.stores")
 
@@ -217,15 +194,15 @@ def serve(
     try:
         observe(log_format, log_level, otel_console)
     except RuntimeError as error:
-        _fail(str(error))
+        fail(str(error))
     options = _push_options(allow_push_to or [], signing_key or [])
     options.update(_sharing_options(bus, lease_ttl))
-    app, opened = _load(agent, db, options, _api_keys(api_key or []))
+    app, opened = load(agent, db, options, _api_keys(api_key or []))
     if forwarded_allow_ips is not None:
         try:
             app.proxies = TrustedProxies(forwarded_allow_ips)
         except ValueError as error:
-            _fail(f"--forwarded-allow-ips: {error}")
+            fail(f"--forwarded-allow-ips: {error}")
     if grpc_port is not None:
         _add_grpc(app, host, grpc_port, grpc_cert, grpc_key)
     listener = bound_listener(host, port)
@@ -259,7 +236,7 @@ async def _serve(
         except Exception as error:
             if started:
                 raise
-            _fail(f"cannot start {app.handler.card.name}: {_reason(error, db)}")
+            fail(f"cannot start {app.handler.card.name}: {_reason(error, db)}")
         finally:
             # The store --db opened is closed here, after the agent's runs have stopped:
             # what is queued is committed, and SQLite folds its WAL into the database.
@@ -284,18 +261,18 @@ def _banner(app: A2AApp, host: str, port: int) -> str:
 
 def _add_grpc(app: A2AApp, host: str, port: int, cert: Path | None, key: Path | None) -> None:
     if (cert is None) != (key is None):
-        _fail("--grpc-cert and --grpc-key go together")
+        fail("--grpc-cert and --grpc-key go together")
     try:
         from parley.protocol.protobuf import load_grpc
 
         load_grpc()
     except ImportError as error:
-        _fail(str(error))
+        fail(str(error))
     try:
         chain = cert.read_bytes() if cert else None
         private_key = key.read_bytes() if key else None
     except OSError as error:
-        _fail(f"cannot read {error.filename}: {error.strerror}")
+        fail(f"cannot read {error.filename}: {error.strerror}")
     if port:
         bound_listener(host, port).close()  # in use: one line here, not grpc's own log
     app.add_grpc(
@@ -310,10 +287,10 @@ def _sharing_options(bus: str | None, lease_ttl: float | None) -> dict[str, Any]
         try:
             options["bus"] = open_bus(bus)
         except (ValueError, ImportError) as error:
-            _fail(f"--bus {bus}: {error}")
+            fail(f"--bus {bus}: {error}")
     if lease_ttl is not None:
         if lease_ttl <= 0:
-            _fail("--lease-ttl must be more than 0 seconds")
+            fail("--lease-ttl must be more than 0 seconds")
         options["lease_ttl"] = lease_ttl
     return options
 
@@ -327,9 +304,9 @@ def _push_options(allow: list[str], keys: list[Path]) -> dict[str, Any]:
         if allow:
             options["push"] = PushSettings(allow=[str(ip_network(r, strict=False)) for r in allow])
     except OSError as error:
-        _fail(f"cannot read --signing-key: {error}")
+        fail(f"cannot read --signing-key: {error}")
     except ValueError as error:
-        _fail(f"--allow-push-to or --signing-key: {error}")
+        fail(f"--allow-push-to or --signing-key: {error}")
     return options
 
 
@@ -339,109 +316,11 @@ def _api_keys(values: list[str]) -> dict[str, str]:
     for value in values:
         name, sep, secret = value.partition(":")
         if not sep or not name or not secret:
-            _fail(f"--api-key takes NAME:SECRET, not {value.split(':')[0]!r}...")
+            fail(f"--api-key takes NAME:SECRET, not {value.split(':')[0]!r}...")
         if name in keys:
-            _fail(f"--api-key names {name!r} twice")
+            fail(f"--api-key names {name!r} twice")
         keys[name] = secret
     return keys
-
-
-def _require_api_key(card: AgentCard, keys: dict[str, str]) -> tuple[AgentCard, dict[str, Any]]:
-    """``card`` declaring (only) an API key in header X-API-Key, and its verifier."""
-    scheme = APIKeySecurityScheme(
-        name="X-API-Key", in_="header", description="A key given to parley serve --api-key"
-    )
-    secured = card.model_copy(
-        update={
-            "security_schemes": {**(card.security_schemes or {}), API_KEY_SCHEME: scheme},
-            "security": [{API_KEY_SCHEME: []}],
-        }
-    )
-    return secured, {"security": {API_KEY_SCHEME: APIKeyVerifier(keys)}}
-
-
-def _load(
-    target: str | None, db: str | None, options: dict[str, Any], keys: dict[str, str]
-) -> tuple[A2AApp, Store | None]:
-    """The app to serve, and the store opened for it from ``--db`` (``None`` for an app
-    built with its own store, which its builder closes)."""
-    if target is None:
-        from parley.demo import demo, demo_card
-
-        demo_agent_card = demo_card()
-        if keys:
-            demo_agent_card, security = _require_api_key(demo_agent_card, keys)
-            options = {**options, **security}
-        store = task_store(db or DEFAULT_DB)
-        return create_app(demo, demo_agent_card, task_store=store, **options), store
-    value, module = _import(target)
-    if isinstance(value, A2AApp):
-        if db is not None:
-            _fail(
-                f"--db does not apply to {target}: it is an app built with its own store. "
-                "Give create_app(task_store=open_store(...)) the store there, or point "
-                "parley serve at the agent (module:agent, with `card` beside it)"
-            )
-        if options or keys:
-            _fail(f"{target} is a built A2AApp: give it push settings, keys and its bus in code")
-        return value, None
-    if isinstance(value, AgentCard):
-        _fail(
-            f"{target} is the card: name the agent beside it (module:agent, an "
-            "AgentExecutor instance or an @agent function; its card is read from `card`)"
-        )
-    card: Any = getattr(module, "card", None)
-    if not isinstance(card, AgentCard):
-        _fail(f"{target} is an agent, but {module.__name__!r} defines no `card` (an AgentCard)")
-    if "push" in options and not card.capabilities.push_notifications:
-        _fail("--allow-push-to: the card does not declare capabilities.pushNotifications")
-    if keys:
-        card, security = _require_api_key(card, keys)
-        options = {**options, **security}
-    store = task_store(db or DEFAULT_DB)
-    try:
-        return create_app(value, card, task_store=store, **options), store
-    except (TypeError, CardError) as error:
-        _fail(f"{target}: {error}")
-
-
-def _import(target: str) -> tuple[Any, Any]:
-    """The attribute ``module:attribute`` names, and its module (imported from the
-    current directory first, as uvicorn does)."""
-    module_name, _, attribute = target.partition(":")
-    if not attribute:
-        _fail(f"{target!r} is not of the form module:attribute")
-    sys.path.insert(0, ".")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as error:  # whatever the module raises: one line, where it was raised
-        _fail(f"cannot import {module_name!r}: {_import_error(error)}")
-    value: Any = getattr(module, attribute, None)
-    if value is None:
-        _fail(f"{module_name!r} has no attribute {attribute!r}")
-    return value, module
-
-
-def _import_error(error: Exception) -> str:
-    """What went wrong importing the user's module, on one line: a card's missing or
-    invalid fields by name, anything else by its type and message, with the line of the
-    user's code that raised it."""
-    if isinstance(error, ModuleNotFoundError):
-        what = str(error)
-    elif isinstance(error, ValidationError):
-        fields = ", ".join(
-            ".".join(str(step) for step in problem["loc"]) + f" ({problem['msg'].lower()})"
-            for problem in error.errors()
-        )
-        what = f"{error.title}: {fields}"
-    else:
-        message = str(error).strip().splitlines()
-        what = f"{type(error).__name__}: {message[0]}" if message else type(error).__name__
-    frames = traceback.extract_tb(error.__traceback__)
-    own = [f for f in frames if not f.filename.startswith(_LIBRARY_PATHS)]
-    if own:
-        what += f" ({own[-1].filename}, line {own[-1].lineno})"
-    return what
 
 
 def _reason(error: Exception, db: str | None) -> str:
@@ -462,10 +341,3 @@ def _reason(error: Exception, db: str | None) -> str:
 
 def _say(line: str) -> None:
     console.print(f"[yellow]{escape(line)}[/]", soft_wrap=True)
-
-
-def _fail(message: str) -> NoReturn:
-    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
-    with suppress(Exception):
-        sys.stderr.flush()
-    raise typer.Exit(2)

@@ -68,6 +68,9 @@ class Dialect:
     """The tenant a request's ``params`` (parsed JSON) name, which scopes the call;
     raises ``InvalidParamsError`` for one that is not a string. ``None``: the dialect
     has no tenants."""
+    protocol_version: str = "0.3"
+    """The A2A version a call in this dialect speaks (what push notifications and the
+    version's rules follow): 2025-early's calls are served as v0.3's."""
 
 
 def encode_result(result: Any, params: Any = None) -> bytes:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
-from parley._speedups import encode_chunk, encode_task
+from parley._speedups import encode_chunk, encode_task, made_time
 from parley.types import (
     Event,
     Message,
@@ -433,7 +433,7 @@ def status_time(status: TaskStatus) -> float:
     §3.1.4); every store keeps a task at the latest status time it has seen."""
     stamp = status.timestamp
     if stamp:
-        known = made_times.get(stamp)
+        known = made_time(stamp)  # a timestamp parley made: not parsed
         if known is not None:
             return known
         try:
@@ -442,10 +442,3 @@ def status_time(status: TaskStatus) -> float:
             return time.time()
         return (when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp()
     return time.time()
-
-
-made_times: dict[str, float] = {}
-"""Timestamps parley made lately, and the epoch seconds each parses to (the clock that
-makes one knows its time: ``server.agent._ids``). A memo: a send files the two statuses it
-made, and parsing a timestamp costs more than looking it up. The clock clears it when it
-grows."""

@@ -56,5 +56,6 @@ DIALECT = Dialect(
     encode_error=_encode_error,
     versions=(V1_0,),
     tenant_of=tenant_of,
+    protocol_version=V1_0,
 )
 """A2A v1.0 on the JSON-RPC binding."""

@@ -219,7 +219,7 @@ def _constant(value: str) -> Schema:
 
 def _reader(schema: Any, alone: bool = False) -> Any:
     """The reader of what ``schema`` validates. ``alone``: its params take no field but
-    their own (a ``SendMessageRequest``'s ``tenant`` among them; see ``SEND_REQUEST``)."""
+    their own (a ``SendMessageRequest``'s ``tenant`` among them)."""
     if isinstance(schema, list):
         return [_reader(item, alone) for item in schema]
     if not isinstance(schema, dict):
@@ -267,29 +267,8 @@ SEND_PARAMS = SchemaValidator(_SEND_PARAMS, _use_prebuilt=False)
 """A ``SendMessageRequest`` (parsed ProtoJSON, or bytes) in its plain form, read into
 ``MessageSendParams``. Raises pydantic's ``ValidationError`` for anything else."""
 
-_REQUEST_ID = core_schema.nullable_schema(
-    core_schema.union_schema(
-        [core_schema.str_schema(strict=True), core_schema.int_schema(strict=True)]
-    )
-)
-SEND_METHODS = ("SendMessage", "SendStreamingMessage")
 
-SEND_REQUEST = SchemaValidator(
-    core_schema.typed_dict_schema(
-        {
-            "jsonrpc": core_schema.typed_dict_field(core_schema.literal_schema(["2.0"])),
-            "id": core_schema.typed_dict_field(_REQUEST_ID),
-            "method": core_schema.typed_dict_field(core_schema.literal_schema(list(SEND_METHODS))),
-            "params": core_schema.typed_dict_field(
-                _reader(MessageSendParams.__pydantic_core_schema__, alone=True)
-            ),
-        }
-    ),
-    _use_prebuilt=False,  # as for the writers: the copy, not the core classes' own
-)
-"""A v1.0 JSON-RPC ``SendMessage`` or ``SendStreamingMessage`` request, read from its
-bytes into ``{"jsonrpc", "id", "method", "params": MessageSendParams}``. Raises pydantic's
-``ValidationError`` for anything else, which the slow path then reads (``_requests``):
-among it params with a field ``MessageSendParams`` does not have, such as the
-``tenant`` that goes into the call (refused here by pydantic-core as it reads the
-params, rather than looked for in the body first, by every request)."""
+def plain_send_params(alone: bool = False) -> Schema:
+    """The schema of ``SEND_PARAMS`` (``alone``: refusing any field but its own, the
+    ``tenant`` among them), for a reader of a whole request (``parley._speedups``)."""
+    return _reader(MessageSendParams.__pydantic_core_schema__, alone)  # type: ignore[no-any-return]

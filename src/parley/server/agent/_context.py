@@ -62,8 +62,9 @@ class CallContext:
     """Where the client reached the server, ``scheme://host[:port]`` plus mount path
     (HTTP bindings; ``None`` over gRPC)."""
     protocol_version: str = "0.3"
-    """The A2A version the call came in (``0.3`` or ``1.0``), for logs and agents; the
-    handler's behaviour never depends on it."""
+    """The A2A version the call came in (``0.3``, ``1.0``, ``2025-early``), for logs and
+    agents; the handler reads the version's row of ``parley.protocol._rules`` where the
+    versions answer differently, and nothing else of it."""
     tenant: str | None = None
     """v1.0's ``tenant`` of the request (from its path or its field), if any."""
 

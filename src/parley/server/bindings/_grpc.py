@@ -26,6 +26,7 @@ import errno
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, NoReturn
 
 from google.protobuf.message import DecodeError
@@ -68,9 +69,6 @@ PRINCIPAL: ContextVar[Principal | None] = ContextVar("parley_grpc_principal", de
 """The principal of the call being served, set by ``AuthInterceptor``."""
 
 
-_SERVICE_OF = {V0_3: SERVICE, V1_0: V1_SERVICE}
-
-
 def error_metadata(error: A2AError, grpc_status: str) -> tuple[tuple[str, bytes], ...]:
     return (
         (ERROR_METADATA, error.body()),
@@ -92,14 +90,15 @@ class RPC:
 
 @dataclass(frozen=True, slots=True)
 class Service:
-    """A gRPC service of one protocol version."""
+    """A gRPC service of one protocol version: the data the binding serves it by."""
 
     name: str
     version: str
     rpcs: tuple[RPC, ...]
-
-    def status(self, error: A2AError) -> str:
-        return error.v1_grpc_status if self.version == V1_0 else error.grpc_status
+    status: Callable[[A2AError], str]
+    """The gRPC status an error is answered with in this version."""
+    tenant: Callable[[Any], str | None]
+    """The tenant a request names (v1.0's ``tenant`` field; ``None``: none)."""
 
 
 def _v03_rpc(operation: Operation) -> RPC:
@@ -126,10 +125,34 @@ def _v1_rpc(operation: V1Operation) -> RPC:
     )
 
 
+def _no_tenant(request: Any) -> str | None:
+    return None
+
+
+def _tenant_field(request: Any) -> str | None:
+    return getattr(request, "tenant", "") or None
+
+
 SERVICES = (
-    Service(SERVICE, V0_3, tuple(_v03_rpc(operation) for operation in OPERATIONS)),
-    Service(V1_SERVICE, V1_0, tuple(_v1_rpc(operation) for operation in V1_OPERATIONS)),
+    Service(
+        SERVICE,
+        V0_3,
+        tuple(_v03_rpc(operation) for operation in OPERATIONS),
+        attrgetter("grpc_status"),
+        _no_tenant,
+    ),
+    Service(
+        V1_SERVICE,
+        V1_0,
+        tuple(_v1_rpc(operation) for operation in V1_OPERATIONS),
+        attrgetter("v1_grpc_status"),
+        _tenant_field,
+    ),
 )
+
+
+_SERVICE_OF = {service.version: service.name for service in SERVICES}
+"""The service that speaks each version."""
 
 
 class GRPCBinding:
@@ -172,8 +195,7 @@ class GRPCBinding:
             raise JSONParseError(
                 f"The request is not a valid {request.message_name} message: {request.reason}"
             )
-        if service.version == V1_0:
-            call.tenant = getattr(request, "tenant", "") or None
+        call.tenant = service.tenant(request)
         return rpc.decode(request)
 
     def _unary(self, service: Service, rpc: RPC) -> Callable[[Any, Any], Any]:

@@ -1,20 +1,17 @@
 """The JSON-RPC 2.0 binding (spec 3.2.1, 7, 8): POST at the card's URL.
 
-Decodes the request bytes straight into the request model of its method (one
-validation, no dict detour), calls the handler method the operation table names, and
-encodes the result straight to bytes. Only a request that fails validation takes the
-slow path, which works out which JSON-RPC error it deserves and which ``id`` to echo.
-
 Several dialects share the endpoint (``parley.protocol.DIALECTS``: v0.3, the 2025-early
-dialect, ...). Two take the fast path above (``FastPath``): a v0.3 request with no
-``A2A-Version`` (or ``0.3``), and a v1.0 ``SendMessage`` or ``SendStreamingMessage``
-with ``A2A-Version: 1.0`` in its plain form (read and written by the compiled ProtoJSON
-of ``parley.protocol.v1._protojson``). Every other request (another dialect or method,
-another version, or an invalid request) is parsed once into JSON and served through its
-dialect's method table (``_answer``): decode the params into the core params, check,
-call the handler, encode in the dialect's shapes. The handler never knows which dialect
-a request came in. On a method name dialects share, only a body holding a dialect's
-``hint`` bytes leaves the fast path.
+dialect, ...). A request is parsed once into JSON and served through its dialect's
+method table (``_answer``): decode the params into the core params, check, call the
+handler, encode in the dialect's shapes; an invalid one gets the JSON-RPC error it
+deserves, with the ``id`` to echo. The handler never knows which dialect a request came
+in.
+
+``parley._speedups.jsonrpc`` may first read the request from its bytes straight into
+its params (one validation, no JSON detour): a v0.3 request with no ``A2A-Version`` (or
+``0.3``), and a v1.0 ``SendMessage`` or ``SendStreamingMessage`` in its plain form.
+Such a request is served by ``_serve``, the same answer by a shorter way; whatever the
+seam declines is served by ``_answer``.
 
 A streaming method (``message/stream``, ``tasks/resubscribe``) always answers with an SSE
 stream (spec 3.3.1, 7): an error met before the first event, from invalid params to an
@@ -27,17 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, NotRequired, Union, get_args
+from typing import Any
 from urllib.parse import parse_qs
 
-from pydantic import Field, TypeAdapter, ValidationError
 from pydantic_core import to_json
 from starlette.types import Receive, Scope, Send
-from typing_extensions import TypedDict  # pydantic's own dependency; typing's only from 3.12
 
+from parley._speedups.jsonrpc import read_request
 from parley.protocol import (
-    BY_JSONRPC_METHOD,
-    SHARED_METHODS,
     V0_3,
     A2AError,
     Dialect,
@@ -52,7 +46,7 @@ from parley.protocol import (
     recognise,
 )
 from parley.protocol._dialect import encode_result
-from parley.protocol._dialects import CLAIM_HINTS, DIALECTS_BY_NAME
+from parley.protocol._dialects import DIALECTS_BY_NAME
 from parley.protocol._errors import shorten
 from parley.protocol._versions import V1_0
 from parley.server.agent._context import CallContext
@@ -76,25 +70,8 @@ from parley.server.bindings._http import (
     whole_body,
 )
 from parley.server.tasks._handler import RequestHandler
-from parley.types import A2AModel, A2ARequest, AgentCard, Task, TaskQueryParams
+from parley.types import A2AModel, AgentCard, Task, TaskQueryParams
 
-
-def _request_reader() -> Any:
-    """A validator reading a request of ``A2ARequest`` into a dict of its members (the
-    params as their model), told apart by ``method`` as the union tells its models apart:
-    each member a ``TypedDict`` of its model's fields, so no envelope model is made to be
-    read once and dropped, on every request."""
-    members: list[Any] = []
-    for model in get_args(get_args(A2ARequest)[0]):
-        fields = {name: field.annotation for name, field in model.model_fields.items()}
-        if not model.model_fields["params"].is_required():
-            fields["params"] = NotRequired[fields["params"]]
-        members.append(TypedDict(f"_{model.__name__}", fields))  # type: ignore[operator]
-    union: Any = Annotated[Union[tuple(members)], Field(discriminator="method")]  # noqa: UP007
-    return TypeAdapter[Any](union).validator  # without the adapter's Python steps
-
-
-_REQUEST = _request_reader()
 _NO_ID = object()
 
 CardSource = Callable[[CallContext], AgentCard]
@@ -177,7 +154,7 @@ class JSONRPCBinding:
         if not version and scope.get("query_string"):
             version = _query_version(scope)
         fast = _FAST.get(version)
-        read = None if fast is None else fast.read(body, version)
+        read = None if fast is None else read_request(body, version)
         if fast is None or read is None:
             await self._answer(body, call, receive, send, version)
             return
@@ -196,8 +173,7 @@ class JSONRPCBinding:
         """The fast path: a valid request of a dialect's hot methods, decoded straight
         from bytes."""
         dialect = fast.dialect
-        if dialect is not V0_3:
-            call.protocol_version = dialect.name
+        call.protocol_version = dialect.protocol_version
         try:
             result = await getattr(self.handler, operation.name)(params, call)
         except Exception as error:
@@ -217,7 +193,7 @@ class JSONRPCBinding:
                 fast.encode_event,
                 encode_error,
                 around=result_envelope(request_id),
-                wire=dialect is V0_3,
+                wire=fast.logged_json,
             )
         else:
             await send_body(send, 200, envelope(request_id, b"result", fast.encode(result)))
@@ -246,8 +222,7 @@ class JSONRPCBinding:
             await _fail(send, None, failure(refused.request_id, refused.error, dialect))
             return
         try:
-            if dialect.name == V1_0:
-                call.protocol_version = V1_0
+            call.protocol_version = dialect.protocol_version
             if dialect.tenant_of is not None:
                 call.tenant = dialect.tenant_of(params)
             decoded = entry.decode(params)
@@ -374,27 +349,16 @@ def parse(body: bytes) -> tuple[Any, str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class FastPath:
-    """The methods of a dialect that are decoded straight from bytes, in one validation."""
+    """How a dialect answers a request ``parley._speedups.jsonrpc`` read from bytes."""
 
     dialect: Dialect
-    read: Callable[[bytes, str | None], tuple[Any, Operation, Any] | None]
-    """``read(body, version)``: the request's id, operation and core params, or ``None``
-    when the request is not one of them, or is not in the plain form this reads."""
     encode: Callable[[Any], bytes]
     """A result -> the JSON of the ``result`` member."""
     encode_event: Callable[[Any], bytes]
     """A stream event -> the JSON of its ``result`` member."""
-
-
-def _read_v0_3(body: bytes, version: str | None) -> tuple[Any, Operation, Any] | None:
-    try:
-        request = _REQUEST.validate_json(body)
-    except ValidationError:
-        return None
-    method = request["method"]
-    if not version and method in SHARED_METHODS and any(hint in body for hint in CLAIM_HINTS):
-        return None  # another dialect may claim it: see the module docs
-    return request["id"], BY_JSONRPC_METHOD[method], request.get("params")
+    logged_json: bool = False
+    """Whether ``encode_event`` gives the wire JSON the event log's entries carry (made
+    once per event, and written as it is)."""
 
 
 def _v1_fast() -> dict[str | None, FastPath]:
@@ -402,30 +366,17 @@ def _v1_fast() -> dict[str | None, FastPath]:
     dialect = DIALECTS_BY_NAME.get(V1_0)
     if dialect is None:  # pragma: no cover - the tests have parley[grpc]
         return {}
-    from parley.protocol.v1 import BY_V1_JSONRPC_METHOD
-    from parley.protocol.v1._protojson import SEND_REQUEST, event_json
+    from parley.protocol.v1._protojson import event_json
 
-    sends = {
-        name: BY_V1_JSONRPC_METHOD[name].core for name in ("SendMessage", "SendStreamingMessage")
-    }
-
-    def read(body: bytes, version: str | None) -> tuple[Any, Operation, Any] | None:
-        # A request with a tenant (it goes into the call) is refused by ``SEND_REQUEST``:
-        # read by the slow path.
-        try:
-            request = SEND_REQUEST.validate_json(body)
-        except ValidationError:
-            return None
-        return request["id"], sends[request["method"]], request["params"]
-
-    return {V1_0: FastPath(dialect, read, event_json, event_json)}
+    return {V1_0: FastPath(dialect, event_json, event_json)}
 
 
-_V0_3_FAST = FastPath(V0_3, _read_v0_3, encode_result, A2AModel.to_json)
+_V0_3_FAST = FastPath(V0_3, encode_result, A2AModel.to_json, logged_json=True)
 _FAST: dict[str | None, FastPath] = {
     None: _V0_3_FAST,
     "": _V0_3_FAST,
     "0.3": _V0_3_FAST,
     **_v1_fast(),
 }
-"""The fast path of each ``A2A-Version`` value (none: v0.3); other values: the slow path."""
+"""How a request read from bytes is answered, by its ``A2A-Version`` (none: v0.3); other
+values are always read the plain way."""

@@ -249,12 +249,12 @@ class RequestHandler:
         after = call.last_event_id if call is not None else None
         async with self.runs.hold(params.id, owner) as live:  # not found: raised now
             refused = rules.subscribe_to_terminal
-            if refused is not None and not self._replays(live, after):
-                if self.runs.owners is not None:
+            if refused is not None:
+                if self.runs.owners is not None:  # another process may have moved it on
                     await self.runs.catch_up(live)
                 assert live.task is not None
                 state = live.task.status.state
-                if is_terminal(state):
+                if is_terminal(state) and not self._replays(live, after):
                     raise refused(
                         f"Task {params.id} is {state.value}: a task in a terminal state "
                         "cannot be subscribed to; read it with GetTask"
