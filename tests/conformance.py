@@ -36,7 +36,8 @@ from google.protobuf import json_format
 from google.rpc import error_details_pb2
 
 from parley.protocol.v1 import BY_V1_JSONRPC_METHOD, BY_V1_NAME, V1Operation
-from parley.server.bindings._v1 import route as v1_route
+from parley.protocol.v1._rest import REST_V1_0
+from parley.server.bindings._rest import route as rest_route
 from tests.schema import validate_wire
 
 Scope = dict[str, Any]
@@ -153,10 +154,10 @@ def check_call(seen: Observations, call: _Call, rpc_path: str | None) -> None:
             _check_card(seen, call, path, response)
         return
     if not path.startswith("/v1/") and _route_path(call.scope) != rpc_path:
-        found = v1_route(_route_path(call.scope))
-        operation = found[0].get(call.scope["method"]) if found else None
-        if operation is not None:
-            check_v1_rest(seen, operation, call, response)
+        found = rest_route(REST_V1_0, _route_path(call.scope))
+        chosen = found[0].get(call.scope["method"]) if found else None
+        if chosen is not None:
+            check_v1_rest(seen, BY_V1_NAME[chosen.operation.name], call, response)
         return
     on_rpc_path = rpc_path is not None and _route_path(call.scope) == rpc_path
     if call.scope["method"] != "POST" or not (on_rpc_path or rpc_path is None):

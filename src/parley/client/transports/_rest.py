@@ -1,6 +1,7 @@
-"""The HTTP+JSON (REST) transport (spec 3.2.3, 3.5.6): the URL table, proto-JSON bodies.
+"""The HTTP+JSON (REST) transport (spec 3.2.3, 3.5.6; v1.0.1 §11): one transport, and the
+shapes of each version as a ``RESTWire`` it is given (chosen once, by the factory).
 
-Requests and results go through the same protobuf converters as the server's binding
+v0.3's requests and results go through the same protobuf converters as the server's binding
 (``parley.protocol.protobuf``). ``TaskSubscription`` is a ``GET``, as the normative
 proto's HTTP annotation and the official SDK have it (parley's server takes ``POST``
 too). Errors come back as the HTTP status and a JSON body; a body with ``code`` (parley,
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import quote
 
 import httpx
@@ -58,14 +59,12 @@ _EVENT_KEYS = frozenset({"task", "message", "statusUpdate", "artifactUpdate"})
 
 
 class RESTTransport(HTTPBinding):
-    """Talks HTTP+JSON to the agent whose REST base URL is ``url`` (``{url}/v1/...``).
+    """Talks HTTP+JSON to the agent whose REST base URL is ``url``, in the shapes of one
+    version (``wire``: v0.3's by default).
 
     ``http_client``: an ``httpx.AsyncClient`` to share; without one the transport makes
     its own and closes it in ``aclose``.
     """
-
-    protocol = V0_3
-    """The A2A version this transport speaks."""
 
     def __init__(
         self,
@@ -73,56 +72,93 @@ class RESTTransport(HTTPBinding):
         http_client: httpx.AsyncClient | None = None,
         *,
         timeouts: Timeouts | None = None,
+        wire: RESTWire | None = None,
         **options: Any,
     ) -> None:
         super().__init__(url.rstrip("/"), http_client, timeouts)
+        self.wire = wire or V0_3_WIRE
+        self.protocol = self.wire.protocol
+        """The A2A version this transport speaks."""
 
     async def request(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
     ) -> Any:
-        method, url, query, body = self._http_call(operation, params)
+        call = self._call(operation, params, context)
         with translated(self.url):
-            response = await self.http.request(
-                method,
-                url,
-                content=body,
-                headers=http_headers(context, stream=False),
-                params={**query, **context.query},
-                timeout=http_timeout(self.timeouts, operation),
-            )
+            response = await self.http.request(**call)
         if response.status_code >= 300:
-            raise _error(operation, response, response.content)
+            raise self.wire.error(operation, response, response.content)
         if empty_answer(operation, response, response.content):
             return None
-        return _result(operation, response, response.content)
+        return self.wire.result(operation, params, response, response.content)
 
     async def stream(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
     ) -> AsyncIterator[StreamItem]:
-        method, url, query, body = self._http_call(operation, params)
+        call = self._call(operation, params, context)
         position = StreamPosition(last_event_id=context.last_event_id)
         with translated(self.url, position):
-            async with httpx_sse.aconnect_sse(
-                self.http,
-                method,
-                url,
-                content=body,
-                headers=http_headers(context, stream=True),
-                params={**query, **context.query},
-                timeout=http_timeout(self.timeouts, operation),
-            ) as source:
+            async with httpx_sse.aconnect_sse(self.http, **call) as source:
                 response = source.response
                 if response.status_code >= 300 or not is_event_stream(response):
-                    raise _error(operation, response, await response.aread())
+                    raise self.wire.error(operation, response, await response.aread())
                 position.started = True
                 async for sse in source.aiter_sse():
-                    event = _event(operation, response, sse.data)
+                    event = self.wire.event(operation, params, response, sse)
                     yield StreamItem(event, position.delivered(sse.id))
 
-    def _http_call(
-        self, operation: Operation, params: A2AModel | None
-    ) -> tuple[str, str, dict[str, str], bytes | None]:
-        """Method, URL, query and body of one operation."""
+    def _call(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> dict[str, Any]:
+        method, path, query, body, headers = self.wire.call(operation, params, context)
+        return {
+            "method": method,
+            "url": self.url + path,
+            "content": body,
+            "params": query,
+            "headers": {**http_headers(context, stream=operation.streaming), **headers},
+            "timeout": http_timeout(self.timeouts, operation),
+        }
+
+
+Call = tuple[str, str, dict[str, str], bytes | None, dict[str, str]]
+"""An operation's HTTP method, path, query, body and the headers the version adds."""
+
+
+class RESTWire(Protocol):
+    """What one A2A version says about HTTP+JSON, for the client: the request of each
+    operation, and how its answers, stream events and errors read."""
+
+    protocol: str
+
+    def call(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> Call: ...
+
+    def result(
+        self, operation: Operation, params: A2AModel | None, response: httpx.Response, body: bytes
+    ) -> Any: ...
+
+    def event(
+        self,
+        operation: Operation,
+        params: A2AModel | None,
+        response: httpx.Response,
+        sse: httpx_sse.ServerSentEvent,
+    ) -> Any: ...
+
+    def error(self, operation: Operation, response: httpx.Response, body: bytes) -> A2AError: ...
+
+
+class _V03Wire:
+    """v0.3's HTTP+JSON: the operation table's ``/v1/...`` paths, proto-JSON bodies, errors
+    as ``{code, message, data}``."""
+
+    protocol = V0_3
+
+    def call(
+        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    ) -> Call:
         path = operation.rest_path
         task_id = getattr(params, "id", None) or getattr(params, "task_id", None)
         if task_id is not None:
@@ -135,46 +171,45 @@ class RESTTransport(HTTPBinding):
         history_length = getattr(params, "history_length", None)
         if operation.rest_method == "GET" and history_length is not None:
             query["historyLength"] = str(history_length)
+        query.update(context.query)
         if operation.name == "resubscribe":
-            return "GET", self.url + path, query, None
+            return "GET", path, query, None, {}
         body = None
         if operation.rest_method == "POST":
             body = to_json(PROTO_OPERATIONS[operation.name].params_to_proto(params))
-        return operation.rest_method, self.url + path, query, body
+        return operation.rest_method, path, query, body, {}
+
+    def result(
+        self, operation: Operation, params: A2AModel | None, response: httpx.Response, body: bytes
+    ) -> Any:
+        return _result(operation, response, body)
+
+    def event(
+        self,
+        operation: Operation,
+        params: A2AModel | None,
+        response: httpx.Response,
+        sse: httpx_sse.ServerSentEvent,
+    ) -> Any:
+        return _event(operation, response, sse.data)
+
+    def error(self, operation: Operation, response: httpx.Response, body: bytes) -> A2AError:
+        return _error(operation, response, body)
 
 
-def create_rest_transport(
-    url: str, http_client: httpx.AsyncClient | None = None, **options: Any
-) -> RESTTransport | RESTv1Transport:
-    """The registered factory of the ``HTTP+JSON`` transport (``protocol``: ``"1.0"`` for
-    v1.0's paths and shapes, else v0.3's)."""
-    if options.get("protocol") == V1_0:
-        return RESTv1Transport(url, http_client, **options)
-    return RESTTransport(url, http_client, **options)
-
-
-class RESTv1Transport(HTTPBinding):
-    """Talks v1.0 HTTP+JSON (v1.0.1 §11) to the agent whose base URL is ``url``: paths
-    without ``/v1`` (``/message:send``, ``/tasks/{id}``), ProtoJSON bodies, GET
+class _V10Wire:
+    """v1.0's HTTP+JSON (v1.0.1 §11): paths without ``/v1`` (``/message:send``,
+    ``/tasks/{id}``), under ``/{tenant}`` when there is one, ProtoJSON bodies, GET
     parameters in the query, ``A2A-Version: 1.0``, and ``google.rpc.Status`` errors."""
 
     protocol = V1_0
-    """The A2A version this transport speaks."""
 
-    def __init__(
-        self,
-        url: str,
-        http_client: httpx.AsyncClient | None = None,
-        *,
-        timeouts: Timeouts | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(url.rstrip("/"), http_client, timeouts)
-        self.dialect = v1_dialect(options.get("tenant"))
+    def __init__(self, tenant: str | None = None) -> None:
+        self.dialect = v1_dialect(tenant)
 
-    def _call(
+    def call(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
-    ) -> dict[str, Any]:
+    ) -> Call:
         v1_operation = self.dialect.operation(operation)
         request = self.dialect.request(operation, params)
         path = v1_operation.rest_path
@@ -190,45 +225,41 @@ class RESTv1Transport(HTTPBinding):
             body = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode()
         else:
             query.update({key: _query_value(value) for key, value in request.items()})
-        headers = {**http_headers(context, stream=operation.streaming), "A2A-Version": V1_0}
-        return {
-            "method": v1_operation.rest_method,
-            "url": self.url + path,
-            "content": body,
-            "params": query,
-            "headers": headers,
-            "timeout": http_timeout(self.timeouts, operation),
-        }
+        return v1_operation.rest_method, path, query, body, {"A2A-Version": self.protocol}
 
-    async def request(
-        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
+    def result(
+        self, operation: Operation, params: A2AModel | None, response: httpx.Response, body: bytes
     ) -> Any:
-        call = self._call(operation, params, context)
-        with translated(self.url):
-            response = await self.http.request(**call)
-        if response.status_code >= 300:
-            raise _v1_error(operation, response, response.content)
-        if empty_answer(operation, response, response.content):
-            return None
-        return self.dialect.result(operation, params, _json(response, response.content))
+        return self.dialect.result(operation, params, _json(response, body))
 
-    async def stream(
-        self, operation: Operation, params: A2AModel | None, context: ClientCallContext
-    ) -> AsyncIterator[StreamItem]:
-        call = self._call(operation, params, context)
-        position = StreamPosition(last_event_id=context.last_event_id)
-        with translated(self.url, position):
-            async with httpx_sse.aconnect_sse(self.http, **call) as source:
-                response = source.response
-                if response.status_code >= 300 or not is_event_stream(response):
-                    raise _v1_error(operation, response, await response.aread())
-                position.started = True
-                async for sse in source.aiter_sse():
-                    payload = _json(response, sse.data)
-                    if sse.event == "error" or (isinstance(payload, dict) and "error" in payload):
-                        raise _v1_error(operation, response, sse.data.encode())
-                    event = self.dialect.result(operation, params, payload)
-                    yield StreamItem(event, position.delivered(sse.id))
+    def event(
+        self,
+        operation: Operation,
+        params: A2AModel | None,
+        response: httpx.Response,
+        sse: httpx_sse.ServerSentEvent,
+    ) -> Any:
+        payload = _json(response, sse.data)
+        if sse.event == "error" or (isinstance(payload, dict) and "error" in payload):
+            raise _v1_error(operation, response, sse.data.encode())
+        return self.dialect.result(operation, params, payload)
+
+    def error(self, operation: Operation, response: httpx.Response, body: bytes) -> A2AError:
+        return _v1_error(operation, response, body)
+
+
+V0_3_WIRE: RESTWire = _V03Wire()
+_WIRES: dict[str, type[_V10Wire]] = {V1_0: _V10Wire}
+
+
+def create_rest_transport(
+    url: str, http_client: httpx.AsyncClient | None = None, **options: Any
+) -> RESTTransport:
+    """The registered factory of the ``HTTP+JSON`` transport (``protocol``: the version
+    whose paths and shapes it speaks, v0.3's by default; ``tenant``: v1.0's tenant)."""
+    wire_class = _WIRES.get(options.get("protocol") or "")
+    wire = V0_3_WIRE if wire_class is None else wire_class(options.get("tenant"))
+    return RESTTransport(url, http_client, wire=wire, **options)
 
 
 def _query_value(value: Any) -> str:

@@ -10,15 +10,15 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import parse_qsl
 
 import anyio
-from pydantic_core import from_json
 from starlette.types import Message, Receive, Scope, Send
 
-from parley.protocol._errors import InvalidParamsError, JSONParseError, VersionNotSupportedError
+from parley.protocol._errors import VersionNotSupportedError
 from parley.protocol._operations import MAX_REQUEST_SIZE
+from parley.protocol._rest import read_json as read_json  # what the bindings parse with
 from parley.protocol._versions import requested_version
 from parley.server._card import entity_tag, request_base
 from parley.server.agent._context import CallContext, Principal, plain_call
@@ -123,19 +123,6 @@ def refuses_body(headers: dict[str, str], body: bytes) -> bool:
     if "content-type" in headers:
         return not declares_json(headers)
     return bool(body.strip())
-
-
-def read_json(body: bytes) -> Any:
-    """A request body parsed as JSON (``pydantic_core.from_json``: on bytes, several times
-    faster than ``json.loads``, which detects the encoding in Python first). Raises
-    ``JSONParseError`` for what is not JSON, ``InvalidParamsError`` for JSON nested deeper
-    than the parser goes (the request is well-formed, its content is not acceptable)."""
-    try:
-        return from_json(body)
-    except ValueError as error:
-        if str(error).startswith("recursion limit exceeded"):
-            raise InvalidParamsError.too_deep() from None
-        raise JSONParseError.from_decode(error) from None
 
 
 class BodyTooLarge(Exception):
