@@ -82,6 +82,7 @@ SPEEDUPS_SERVE = {
     "__init__": {"types"},
     "_switch": set(),
     "_ids": set(),
+    "_copies": {"types"},
     "_getattr": {"types"},
     "_v03_json": {"types"},
     "_v1_json": {"types"},

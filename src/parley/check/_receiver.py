@@ -39,6 +39,7 @@ class Receiver:
         self._arrived = anyio.Event()
         self._server: asyncio.Server | None = None
         self._connections: set[_Connection] = set()
+        self.closed = False
 
     @property
     def url(self) -> str:
@@ -57,6 +58,7 @@ class Receiver:
         tb: TracebackType | None,
     ) -> None:
         assert self._server is not None
+        self.closed = True
         self._server.close()
         with anyio.CancelScope(shield=True):
             await self._server.wait_closed()
@@ -91,6 +93,9 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
+        if self.receiver.closed:  # accepted as the receiver closed: not served
+            transport.close()
+            return
         self.receiver._connections.add(self)
 
     def connection_lost(self, exc: Exception | None) -> None:

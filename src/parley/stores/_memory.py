@@ -30,9 +30,9 @@ from datetime import datetime
 from typing import NamedTuple
 
 from parley._speedups import encode_task
-from parley._speedups.memory import header, pack, snapshot, sorted_index, unpack
+from parley._speedups.memory import finish, header, pack, snapshot, sorted_index, unpack
 from parley.protocol import ACTIVE_STATES, TERMINAL_STATES, is_interrupted, is_terminal
-from parley.stores._memory_index import Index, Place, TaskIndex
+from parley.stores._memory_index import Index, Place, TaskIndex, moves
 from parley.stores._memory_sent import SentMessages
 from parley.stores._memory_side import MemorySide
 from parley.stores._protocols import (
@@ -54,12 +54,8 @@ from parley.stores._replay import replay
 from parley.types import (
     Message,
     Task,
-    TaskArtifactUpdateEvent,
     TaskState,
-    TaskStatusUpdateEvent,
 )
-
-_STATUS_EVENTS = (TaskStatusUpdateEvent, Task)
 
 
 class _Done(NamedTuple):
@@ -119,30 +115,6 @@ class _Entry:
     """Where it is filed in the index (``None``: not yet)."""
     stamp: str | None = None
     """The timestamp of the status the index last filed it at."""
-
-
-def _moves(
-    events: Sequence[StoredEvent], state: TaskState | None, stamp: str | None
-) -> tuple[float, str, TaskState, str | None] | None:
-    """Where the statuses among ``events`` file a task last filed at ``state`` and
-    ``stamp``: the latest status time among the ones that change it, the context, state
-    and timestamp of the last one; ``None`` if none changes it. Filing once at this is
-    filing at each in turn (a task keeps the latest status time it was filed at)."""
-    at: float | None = None
-    context_id = ""
-    for stored in events:
-        event = stored.event
-        # by exact type first: a model class's isinstance that fails walks its ABC checks
-        if type(event) is Task or (
-            type(event) is not TaskArtifactUpdateEvent and isinstance(event, _STATUS_EVENTS)
-        ):
-            status = event.status
-            if status.state is not state or status.timestamp != stamp:
-                when = status_time(status)
-                if at is None or when > at:
-                    at = when
-                context_id, state, stamp = event.context_id, status.state, status.timestamp
-    return None if at is None or state is None else (at, context_id, state, stamp)
 
 
 class MemoryStore(MemorySide):
@@ -311,17 +283,14 @@ class MemoryStore(MemorySide):
             self._own(task_id, context_of(events), owner)
         entry = self._tasks.get(task_id)
         if (
-            entry is None
-            and snapshot is not None
-            and snapshot.status.state in TERMINAL_STATES  # ``is_terminal``: every send asks
-            and task_id not in self._done
+            entry is not None
+            or snapshot is None
+            or not self._kept_at_once(task_id, events, snapshot)
         ):
-            self._finish(task_id, events, snapshot)
-        else:
             entry = entry or self._entry(task_id)
             entry.events.extend(events)
             entry.touched = time.time()
-            moved = _moves(events, entry.state, entry.stamp)
+            moved = moves(events, entry.state, entry.stamp)
             if moved is not None:
                 at, context_id, entry.state, entry.stamp = moved
                 self._file(task_id, entry, context_id, entry.state, at)
@@ -332,21 +301,19 @@ class MemoryStore(MemorySide):
         if release and lease is not None:
             self._release(lease)
 
-    def _finish(self, task_id: str, events: Sequence[StoredEvent], task: Task) -> None:
-        """Store a task begun and finished in one append (a blocking send to a simple
-        agent): filed once, packed at once, never an ``_Entry``; what appending the
-        events and then saving the snapshot would leave."""
-        status = task.status
-        moved = _moves(events, None, None)
-        if moved is None or moved[2] is not status.state or moved[3] != status.timestamp:
-            when = status_time(status)
-            filed = when if moved is None else max(moved[0], when)
-        else:
-            filed = moved[0]
-        place = Place(filed, status.state, task.context_id)
+    def _kept_at_once(self, task_id: str, events: Sequence[StoredEvent], task: Task) -> bool:
+        """Keep ``task``, begun and finished in this append, as ``finish`` packs it at
+        once; ``False``: it is not such a task, or the seam declined."""
+        if task.status.state not in TERMINAL_STATES or task_id in self._done:
+            return False
+        done = finish(task, events, time.time())
+        if done is None:
+            return False
+        record, filed = done
+        place = Place(filed, task.status.state, task.context_id)
         self._index.add(task_id, place, self._owners.get(task_id))
-        sequence = events[-1].sequence if events else 0
-        self._done[task_id] = _packed(task, sequence, events, time.time(), filed)
+        self._done[task_id] = record
+        return True
 
     def _check_append(
         self, task_id: str, events: Sequence[StoredEvent], lease: Lease | None

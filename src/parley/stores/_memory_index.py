@@ -9,11 +9,11 @@ index in its place, which finds a page without reading every task.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import NamedTuple, Protocol
 
-from parley.stores._protocols import TaskPage, TaskQuery
-from parley.types import Task, TaskState
+from parley.stores._protocols import StoredEvent, TaskPage, TaskQuery, status_time
+from parley.types import Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent
 
 
 class Place(NamedTuple):
@@ -124,3 +124,30 @@ def _wanted(query: TaskQuery, place: Place, owner: str | None) -> bool:
     if query.owner == "":
         return not (owner or "").startswith("/")
     return query.owner is None or owner == query.owner
+
+
+_STATUS_EVENTS = (TaskStatusUpdateEvent, Task)
+
+
+def moves(
+    events: Sequence[StoredEvent], state: TaskState | None, stamp: str | None
+) -> tuple[float, str, TaskState, str | None] | None:
+    """Where the statuses among ``events`` file a task last filed at ``state`` and
+    ``stamp``: the latest status time among the ones that change it, the context, state
+    and timestamp of the last one; ``None`` if none changes it. Filing once at this is
+    filing at each in turn (a task keeps the latest status time it was filed at)."""
+    at: float | None = None
+    context_id = ""
+    for stored in events:
+        event = stored.event
+        # by exact type first: a model class's isinstance that fails walks its ABC checks
+        if type(event) is Task or (
+            type(event) is not TaskArtifactUpdateEvent and isinstance(event, _STATUS_EVENTS)
+        ):
+            status = event.status
+            if status.state is not state or status.timestamp != stamp:
+                when = status_time(status)
+                if at is None or when > at:
+                    at = when
+                context_id, state, stamp = event.context_id, status.state, status.timestamp
+    return None if at is None or state is None else (at, context_id, state, stamp)

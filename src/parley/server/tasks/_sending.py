@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from parley._speedups import with_ids
 from parley.protocol import InvalidParamsError, TaskNotFoundError, is_terminal
 from parley.protocol._rules import VersionRules, rules_for
 from parley.server.agent._context import CallContext, RequestContext
@@ -24,7 +25,6 @@ from parley.server.tasks._limits import Limits, check_history_length
 from parley.server.tasks._live import LiveTask, busy
 from parley.server.tasks._runs import TaskRuns
 from parley.types import Message, MessageSendParams, NamedTaskSendParams, Task
-from parley.types._base import made
 
 
 class Sends:
@@ -79,7 +79,9 @@ class Sends:
             if repeat is not None:
                 return repeat
         context_id = message.context_id or new_ordered_id()
-        message = _with_ids(message, task_id, context_id)
+        message = with_ids(message, task_id, context_id) or message.copied(
+            task_id=task_id, context_id=context_id
+        )
         related = await self._related_tasks(message, owner) if message.reference_task_ids else []
         pushed = await self._push_config_of(task_id, params, call) if configuration else False
         # No await from here on: the new task and its run slot are taken together.
@@ -208,18 +210,6 @@ def _context(
         message, task_id, context_id, None, params.configuration, params.metadata,
         related, call,
     )  # fmt: skip
-
-
-_IDS = frozenset(("task_id", "context_id"))
-
-
-def _with_ids(message: Message, task_id: str, context_id: str) -> Message:
-    """``message.copied(task_id=task_id, context_id=context_id)`` without the keywords'
-    dict, its ``update`` and the view of its keys, once for every new task."""
-    state = message.__dict__.copy()
-    state["task_id"] = task_id
-    state["context_id"] = context_id
-    return made(type(message), state, message.__pydantic_fields_set__ | _IDS)
 
 
 def _just_started(task_id: str) -> InvalidParamsError:
