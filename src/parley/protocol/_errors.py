@@ -1,8 +1,11 @@
 """The one error tree of parley.
 
-Every A2A error is a class carrying its JSON-RPC code, its HTTP status and its gRPC
-status name as class attributes; bindings and transports read them from here and keep
-no mapping of their own.
+Every A2A error is a class carrying its JSON-RPC code, its default message and its
+``reason``; what each version answers it with over HTTP and gRPC is that version's table
+(``_v0_3.V0_3_STATUSES``, ``_v1_0.V1_0_STATUSES``, by code), which the class attributes
+``http_status``/``grpc_status`` (v0.3) and ``v1_http_status``/``v1_grpc_status`` (v1.0)
+are views onto. Bindings and transports keep no mapping of their own. The tree, with
+v0.3's statuses:
 
     A2AError
      +-- JSONParseError                              -32700  400  INVALID_ARGUMENT
@@ -27,9 +30,8 @@ credentials with HTTP 401/403 at the transport; parley gives them codes in the
 implementation-defined range so that a JSON-RPC body and a gRPC status can carry them
 too, and a client rebuilds the same class from any binding.
 
-Each class also carries its ``reason``, the ``google.rpc.ErrorInfo`` reason of A2A v1.0
-(v1.0.1 §3.3.2, §10.6: the name in UPPER_SNAKE_CASE without "Error"), and the HTTP and
-gRPC statuses of v1.0.1 §5.4 (``v1_http_status``, ``v1_grpc_status``), which differ from
+``reason`` is the ``google.rpc.ErrorInfo`` reason of A2A v1.0 (v1.0.1 §3.3.2, §10.6: the
+name in UPPER_SNAKE_CASE without "Error"). v1.0's statuses (v1.0.1 §5.4) differ from
 v0.3's for a few classes (v0.3 keeps its own, e.g. 409 for a task that cannot be
 canceled; v1.0 says 400 and FAILED_PRECONDITION).
 """
@@ -41,6 +43,9 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 from pydantic_core import to_json
 
+from parley.protocol._v0_3 import V0_3_STATUSES
+from parley.protocol._v1_0 import V1_0_STATUSES
+
 
 class A2AError(Exception):
     """Base of every error parley raises or receives over the protocol.
@@ -49,12 +54,14 @@ class A2AError(Exception):
     """
 
     code: ClassVar[int] = -32603
-    http_status: ClassVar[int] = 500
-    grpc_status: ClassVar[str] = "INTERNAL"
     default_message: ClassVar[str] = "Internal error"
     reason: ClassVar[str] = "INTERNAL"
-    v1_http_status: ClassVar[int] = 500
-    v1_grpc_status: ClassVar[str] = "INTERNAL"
+    # each version's statuses: views onto the versions' tables (``_v0_3``, ``_v1_0``),
+    # set below for every class of the tree
+    http_status: ClassVar[int]
+    grpc_status: ClassVar[str]
+    v1_http_status: ClassVar[int]
+    v1_grpc_status: ClassVar[str]
 
     def __init__(self, message: str | None = None, *, data: Any = None) -> None:
         self.message = _well_formed(message) if message else self.default_message
@@ -99,12 +106,8 @@ class A2AError(Exception):
 
 class JSONParseError(A2AError):
     code = -32700
-    http_status = 400
-    grpc_status = "INVALID_ARGUMENT"
     default_message = "Invalid JSON payload"
     reason = "PARSE_ERROR"
-    v1_http_status = 400
-    v1_grpc_status = "INVALID_ARGUMENT"
 
     @classmethod
     def from_decode(cls, error: ValueError) -> JSONParseError:
@@ -115,32 +118,20 @@ class JSONParseError(A2AError):
 
 class InvalidRequestError(A2AError):
     code = -32600
-    http_status = 400
-    grpc_status = "INVALID_ARGUMENT"
     default_message = "Request payload validation error"
     reason = "INVALID_REQUEST"
-    v1_http_status = 400
-    v1_grpc_status = "INVALID_ARGUMENT"
 
 
 class MethodNotFoundError(A2AError):
     code = -32601
-    http_status = 404
-    grpc_status = "UNIMPLEMENTED"
     default_message = "Method not found"
     reason = "METHOD_NOT_FOUND"
-    v1_http_status = 404
-    v1_grpc_status = "NOT_FOUND"
 
 
 class InvalidParamsError(A2AError):
     code = -32602
-    http_status = 400
-    grpc_status = "INVALID_ARGUMENT"
     default_message = "Invalid parameters"
     reason = "INVALID_PARAMS"
-    v1_http_status = 400
-    v1_grpc_status = "INVALID_ARGUMENT"
 
     @classmethod
     def from_validation(cls, what: str, error: ValidationError) -> InvalidParamsError:
@@ -179,124 +170,76 @@ def shorten(text: str, limit: int = 100) -> str:
 
 class InternalError(A2AError):
     code = -32603
-    http_status = 500
-    grpc_status = "INTERNAL"
     default_message = "Internal error"
     reason = "INTERNAL"
-    v1_http_status = 500
-    v1_grpc_status = "INTERNAL"
 
 
 class TaskNotFoundError(A2AError):
     code = -32001
-    http_status = 404
-    grpc_status = "NOT_FOUND"
     default_message = "Task not found"
     reason = "TASK_NOT_FOUND"
-    v1_http_status = 404
-    v1_grpc_status = "NOT_FOUND"
 
 
 class TaskNotCancelableError(A2AError):
     code = -32002
-    http_status = 409
-    grpc_status = "FAILED_PRECONDITION"
     default_message = "Task cannot be canceled"
     reason = "TASK_NOT_CANCELABLE"
-    v1_http_status = 400
-    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class PushNotificationNotSupportedError(A2AError):
     code = -32003
-    http_status = 400
-    grpc_status = "UNIMPLEMENTED"
     default_message = "Push Notification is not supported"
     reason = "PUSH_NOTIFICATION_NOT_SUPPORTED"
-    v1_http_status = 400
-    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class UnsupportedOperationError(A2AError):
     code = -32004
-    http_status = 400
-    grpc_status = "UNIMPLEMENTED"
     default_message = "This operation is not supported"
     reason = "UNSUPPORTED_OPERATION"
-    v1_http_status = 400
-    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class ContentTypeNotSupportedError(A2AError):
     code = -32005
-    http_status = 415
-    grpc_status = "INVALID_ARGUMENT"
     default_message = "Incompatible content types"
     reason = "CONTENT_TYPE_NOT_SUPPORTED"
-    v1_http_status = 400
-    v1_grpc_status = "INVALID_ARGUMENT"
 
 
 class InvalidAgentResponseError(A2AError):
     code = -32006
-    http_status = 502
-    grpc_status = "INTERNAL"
     default_message = "Invalid agent response type"
     reason = "INVALID_AGENT_RESPONSE"
-    v1_http_status = 500
-    v1_grpc_status = "INTERNAL"
 
 
 class AuthenticatedExtendedCardNotConfiguredError(A2AError):
     code = -32007
-    http_status = 404
-    grpc_status = "FAILED_PRECONDITION"
     default_message = "Authenticated Extended Card not configured"
     reason = "EXTENDED_AGENT_CARD_NOT_CONFIGURED"
-    v1_http_status = 400
-    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class ExtensionSupportRequiredError(A2AError):
     code = -32008
-    http_status = 400
-    grpc_status = "FAILED_PRECONDITION"
     default_message = "The agent requires an extension the request did not declare"
     reason = "EXTENSION_SUPPORT_REQUIRED"
-    v1_http_status = 400
-    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class VersionNotSupportedError(A2AError):
     """The ``A2A-Version`` a request names is not one this agent speaks (v1.0.1 3.6.2)."""
 
     code = -32009
-    http_status = 400
-    grpc_status = "FAILED_PRECONDITION"
     default_message = "This A2A version is not supported"
     reason = "VERSION_NOT_SUPPORTED"
-    v1_http_status = 400
-    v1_grpc_status = "FAILED_PRECONDITION"
 
 
 class UnauthenticatedError(A2AError):
     code = -31401
-    http_status = 401
-    grpc_status = "UNAUTHENTICATED"
     default_message = "Authentication required"
     reason = "UNAUTHENTICATED"
-    v1_http_status = 401
-    v1_grpc_status = "UNAUTHENTICATED"
 
 
 class PermissionDeniedError(A2AError):
     code = -31403
-    http_status = 403
-    grpc_status = "PERMISSION_DENIED"
     default_message = "Permission denied"
     reason = "PERMISSION_DENIED"
-    v1_http_status = 403
-    v1_grpc_status = "PERMISSION_DENIED"
 
 
 class ConversionError(ValueError):
@@ -324,6 +267,11 @@ ERROR_CLASSES: tuple[type[A2AError], ...] = (
     UnauthenticatedError,
     PermissionDeniedError,
 )
+
+_TREE: tuple[type[A2AError], ...] = (A2AError, *ERROR_CLASSES)
+for _error in _TREE:
+    _error.http_status, _error.grpc_status = V0_3_STATUSES[_error.code]
+    _error.v1_http_status, _error.v1_grpc_status = V1_0_STATUSES[_error.code]
 
 _BY_CODE: dict[int, type[A2AError]] = {error.code: error for error in ERROR_CLASSES}
 _BY_REASON: dict[str, type[A2AError]] = {error.reason: error for error in ERROR_CLASSES}

@@ -1,9 +1,10 @@
-"""v0.3's names for the core operations: its JSON-RPC methods, HTTP+JSON verbs and paths
-and gRPC methods (spec 3.5.6, 7), one row per operation of the core table, beside v1.0's
-(``parley.protocol.v1``) and 2025-early's (``parley.protocol.early``).
+"""v0.3's names for the core operations (its JSON-RPC methods, HTTP+JSON verbs and paths
+and gRPC methods; spec 3.5.6, 7) and the HTTP and gRPC statuses of the errors, beside
+v1.0's (``parley.protocol.v1``, ``_v1_0``) and 2025-early's (``parley.protocol.early``).
 
-The core rows (``Operation``) carry no version's names; ``Operation.jsonrpc_method``,
-``rest_method``, ``rest_path`` and ``grpc_method`` stay as views onto this table.
+The core rows carry no version's names or statuses: ``Operation.jsonrpc_method``,
+``rest_method``, ``rest_path`` and ``grpc_method``, and an error class's ``http_status``
+and ``grpc_status``, stay as views onto these tables.
 """
 
 from __future__ import annotations
@@ -63,3 +64,23 @@ V0_3_NAMES: dict[str, V03Names] = {
     "list_tasks": V03Names("tasks/list", "GET", "/v1/tasks", "ListTasks"),
 }
 """v0.3's names of each core operation, by the operation's ``name``."""
+
+V0_3_STATUSES: dict[int, tuple[int, str]] = {
+    -32700: (400, "INVALID_ARGUMENT"),  # JSONParseError
+    -32600: (400, "INVALID_ARGUMENT"),  # InvalidRequestError
+    -32601: (404, "UNIMPLEMENTED"),  # MethodNotFoundError
+    -32602: (400, "INVALID_ARGUMENT"),  # InvalidParamsError
+    -32603: (500, "INTERNAL"),  # InternalError
+    -32001: (404, "NOT_FOUND"),  # TaskNotFoundError
+    -32002: (409, "FAILED_PRECONDITION"),  # TaskNotCancelableError
+    -32003: (400, "UNIMPLEMENTED"),  # PushNotificationNotSupportedError
+    -32004: (400, "UNIMPLEMENTED"),  # UnsupportedOperationError
+    -32005: (415, "INVALID_ARGUMENT"),  # ContentTypeNotSupportedError
+    -32006: (502, "INTERNAL"),  # InvalidAgentResponseError
+    -32007: (404, "FAILED_PRECONDITION"),  # AuthenticatedExtendedCardNotConfiguredError
+    -32008: (400, "FAILED_PRECONDITION"),  # ExtensionSupportRequiredError
+    -32009: (400, "FAILED_PRECONDITION"),  # VersionNotSupportedError
+    -31401: (401, "UNAUTHENTICATED"),  # UnauthenticatedError
+    -31403: (403, "PERMISSION_DENIED"),  # PermissionDeniedError
+}
+"""The HTTP status and gRPC status name of each A2A error in v0.3, by its JSON-RPC code."""
