@@ -5,7 +5,7 @@ with the functions that decode the method's ``params`` into the core params mode
 encode the core result (or each stream event) in the dialect's own shapes, plus the
 function that writes a core error as the dialect's ``error`` member. The JSON-RPC
 binding runs these around the one request handler, which never learns which dialect a
-request came in. v0.3 (``V0_3``) is the dialect the operation table itself describes;
+request came in. v0.3 (``V0_3``) takes its names from ``_v0_3`` and the core's own shapes;
 which dialect a request speaks is decided in ``_dialects``.
 """
 
@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from parley._speedups import encode_task
 from parley.protocol._errors import A2AError, InvalidParamsError
 from parley.protocol._operations import OPERATIONS, Operation
+from parley.protocol._v0_3 import V0_3_NAMES
 from parley.types import Task
 
 TaskLookup = Callable[[str], Awaitable[Task | None]]
@@ -107,12 +108,14 @@ def validated(operation: Operation, what: str) -> Callable[[Any], Any]:
 V0_3 = Dialect(
     name="0.3",
     methods={
-        op.jsonrpc_method: DialectMethod(op, validated(op, op.jsonrpc_method), encode_result)
+        V0_3_NAMES[op.name].jsonrpc_method: DialectMethod(
+            op, validated(op, V0_3_NAMES[op.name].jsonrpc_method), encode_result
+        )
         for op in OPERATIONS
     },
     encode_error=A2AError.body,
     versions=("0.3",),
 )
-"""A2A v0.3.0: the operation table's own method names and the wire types of
+"""A2A v0.3.0: the method names of v0.3's table (``_v0_3``) and the wire types of
 ``parley.types``. The JSON-RPC binding decodes it straight from bytes; these functions
 serve its slow path."""

@@ -1,4 +1,4 @@
-"""The operation table: one row per A2A operation (spec 3.5.6, 7).
+"""The operation table: one row per A2A operation (spec 3.5.6, 7), in no version's names.
 
 Every binding is driven by this table: the JSON-RPC dispatcher, the REST routes, the gRPC
 servicer, the client's methods and the docs all iterate over ``OPERATIONS``. Adding an
@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from parley.protocol._v0_3 import V0_3_NAMES, V03Names
 from parley.types import (
     A2AModel,
     AgentCard,
@@ -44,136 +45,111 @@ class Capability(StrEnum):
 class Operation:
     name: str
     """The request handler's method and the client's method for this operation."""
-    jsonrpc_method: str
     params: type[A2AModel] | None
     """What the caller sends; ``None`` for an operation without parameters."""
     result: Any
     """What a call returns (a type or a union); for streams, the type of each event."""
     streaming: bool
-    rest_method: str
-    rest_path: str
-    """Path template; ``{id}`` is the task id, ``{config_id}`` a push config id."""
-    grpc_method: str
     capability: Capability | None = None
+
+    # v0.3's names of the operation, kept as views onto its table (``_v0_3``)
+
+    @property
+    def jsonrpc_method(self) -> str:
+        return self._v0_3().jsonrpc_method
+
+    @property
+    def rest_method(self) -> str:
+        return self._v0_3().rest_method
+
+    @property
+    def rest_path(self) -> str:
+        return self._v0_3().rest_path
+
+    @property
+    def grpc_method(self) -> str:
+        return self._v0_3().grpc_method
+
+    def _v0_3(self) -> V03Names:
+        names = V0_3_NAMES.get(self.name)
+        if names is None:
+            raise AttributeError(f"{self.name} is not an operation of A2A 0.3")
+        return names
 
 
 SEND_MESSAGE = Operation(
     name="send_message",
-    jsonrpc_method="message/send",
     params=MessageSendParams,
     result=Task | Message,
     streaming=False,
-    rest_method="POST",
-    rest_path="/v1/message:send",
-    grpc_method="SendMessage",
 )
 STREAM_MESSAGE = Operation(
     name="stream_message",
-    jsonrpc_method="message/stream",
     params=MessageSendParams,
     result="Event",
     streaming=True,
-    rest_method="POST",
-    rest_path="/v1/message:stream",
-    grpc_method="SendStreamingMessage",
     capability=Capability.streaming,
 )
 GET_TASK = Operation(
     name="get_task",
-    jsonrpc_method="tasks/get",
     params=TaskQueryParams,
     result=Task,
     streaming=False,
-    rest_method="GET",
-    rest_path="/v1/tasks/{id}",
-    grpc_method="GetTask",
 )
 CANCEL_TASK = Operation(
     name="cancel_task",
-    jsonrpc_method="tasks/cancel",
     params=TaskIdParams,
     result=Task,
     streaming=False,
-    rest_method="POST",
-    rest_path="/v1/tasks/{id}:cancel",
-    grpc_method="CancelTask",
 )
 RESUBSCRIBE = Operation(
     name="resubscribe",
-    jsonrpc_method="tasks/resubscribe",
     params=TaskIdParams,
     result="Event",
     streaming=True,
-    rest_method="POST",
-    rest_path="/v1/tasks/{id}:subscribe",
-    grpc_method="TaskSubscription",
     capability=Capability.streaming,
 )
 SET_PUSH_CONFIG = Operation(
     name="set_push_config",
-    jsonrpc_method="tasks/pushNotificationConfig/set",
     params=TaskPushNotificationConfig,
     result=TaskPushNotificationConfig,
     streaming=False,
-    rest_method="POST",
-    rest_path="/v1/tasks/{id}/pushNotificationConfigs",
-    grpc_method="CreateTaskPushNotificationConfig",
     capability=Capability.push_notifications,
 )
 GET_PUSH_CONFIG = Operation(
     name="get_push_config",
-    jsonrpc_method="tasks/pushNotificationConfig/get",
     params=GetTaskPushNotificationConfigParams,
     result=TaskPushNotificationConfig,
     streaming=False,
-    rest_method="GET",
-    rest_path="/v1/tasks/{id}/pushNotificationConfigs/{config_id}",
-    grpc_method="GetTaskPushNotificationConfig",
     capability=Capability.push_notifications,
 )
 LIST_PUSH_CONFIGS = Operation(
     name="list_push_configs",
-    jsonrpc_method="tasks/pushNotificationConfig/list",
     params=ListTaskPushNotificationConfigParams,
     result=list[TaskPushNotificationConfig],
     streaming=False,
-    rest_method="GET",
-    rest_path="/v1/tasks/{id}/pushNotificationConfigs",
-    grpc_method="ListTaskPushNotificationConfig",
     capability=Capability.push_notifications,
 )
 DELETE_PUSH_CONFIG = Operation(
     name="delete_push_config",
-    jsonrpc_method="tasks/pushNotificationConfig/delete",
     params=DeleteTaskPushNotificationConfigParams,
     result=None,
     streaming=False,
-    rest_method="DELETE",
-    rest_path="/v1/tasks/{id}/pushNotificationConfigs/{config_id}",
-    grpc_method="DeleteTaskPushNotificationConfig",
     capability=Capability.push_notifications,
 )
 GET_EXTENDED_CARD = Operation(
     name="get_extended_card",
-    jsonrpc_method="agent/getAuthenticatedExtendedCard",
     params=None,
     result=AgentCard,
     streaming=False,
-    rest_method="GET",
-    rest_path="/v1/card",
-    grpc_method="GetAgentCard",
     capability=Capability.extended_card,
 )
 
 LIST_TASKS = Operation(
     name="list_tasks",
-    jsonrpc_method="tasks/list",
     params=ListTasksParams,
     result=ListTasksResult,
     streaming=False,
-    rest_method="GET",
-    rest_path="/v1/tasks",
-    grpc_method="ListTasks",
 )
 """v1.0's ``ListTasks``. Not in ``OPERATIONS``: v0.3 has it only as REST ``GET /v1/tasks``
 (no JSON-RPC method, no RPC in its proto), which the REST binding serves on its own; the

@@ -43,13 +43,9 @@ NAME = "2025-early"
 
 GET_CARD = Operation(
     name="get_card",
-    jsonrpc_method="agent/getCard",
     params=None,
     result=core.AgentCard,
     streaming=False,
-    rest_method="GET",
-    rest_path="/.well-known/agent.json",
-    grpc_method="",
 )
 """The public card as an operation (2025-early's ``agent/getCard``); the binding answers it
 with the card the app publishes, so it is not a row of the core table."""

@@ -27,6 +27,7 @@ from parley.protocol._errors import (
 )
 from parley.protocol._operations import LIST_TASKS, OPERATIONS, Operation
 from parley.protocol._rest import RESTDialect, RESTRoute
+from parley.protocol._v0_3 import V0_3_NAMES
 from parley.protocol._versions import V0_3
 from parley.protocol.protobuf import PROTO_OPERATIONS, from_json, pb, to_json
 from parley.protocol.protobuf._core import config_name, task_name, task_to_proto
@@ -54,7 +55,7 @@ def decode_params(
     proto_op = PROTO_OPERATIONS[operation.name]
     if operation.name == "get_extended_card":
         return None
-    takes_body = operation.rest_method == "POST" and body.strip()
+    takes_body = V0_3_NAMES[operation.name].rest_method == "POST" and body.strip()
     request = _parse_body(body, proto_op.request) if takes_body else proto_op.request()
     task_id = path.get("id")
     if task_id is not None:
@@ -123,10 +124,11 @@ def _status(error: A2AError) -> int:
 
 
 def _route(operation: Operation, method: str | None = None) -> RESTRoute:
+    names = V0_3_NAMES[operation.name]
     return RESTRoute(
         operation,
-        method or operation.rest_method,
-        operation.rest_path,
+        method or names.rest_method,
+        names.rest_path,
         _decoder(operation),
         _encoder(operation),
     )
@@ -144,5 +146,5 @@ REST_V0_3 = RESTDialect(
     media_type=b"application/json",
     prefix="/v1/",
 )
-"""A2A v0.3.0 over HTTP+JSON: the operation table's own paths and the proto-JSON of
+"""A2A v0.3.0 over HTTP+JSON: the paths of v0.3's table (``_v0_3``) and the proto-JSON of
 ``a2a.proto``."""
