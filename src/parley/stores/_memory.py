@@ -15,8 +15,14 @@ in dicts of strings and bytes, which the collector does not track: a sent messag
 to its task's id, a direct reply is its wire JSON, the keys of the messages sent to one
 task are one string; and ``parley._speedups.memory`` packs each finished task into one
 ``bytes`` and gives a sorted index that finds a page without reading every task. With
-those declined (``PARLEY_SPEEDUPS=0``) a finished task is a ``_Done`` and the index
-(``TaskIndex``) reads every task for a page: the same answers, more for the collector.
+those declined (``PARLEY_SPEEDUPS=0``) a finished task is kept as its snapshot's JSON
+and its event objects, and the index (``TaskIndex``) reads every task for a page: the
+same answers, more for the collector.
+
+What is not the store itself lives beside it: the records of finished tasks
+(``_memory_finished``), the index for ListTasks and where statuses file a task
+(``_memory_index``), the sent messages of idempotent sends (``_memory_sent``), and push
+configs, the delivery outbox and leases (``_memory_side``).
 """
 
 from __future__ import annotations
@@ -27,11 +33,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import NamedTuple
 
 from parley._speedups import encode_task
-from parley._speedups.memory import finish, header, pack, snapshot, sorted_index, unpack
+from parley._speedups.memory import finish, sorted_index
 from parley.protocol import ACTIVE_STATES, TERMINAL_STATES, is_interrupted, is_terminal
+from parley.stores._memory_finished import Record, read_header, read_log, read_snapshot, record_of
 from parley.stores._memory_index import Index, Place, TaskIndex, moves
 from parley.stores._memory_sent import SentMessages
 from parley.stores._memory_side import MemorySide
@@ -51,55 +57,7 @@ from parley.stores._protocols import (
     status_time,
 )
 from parley.stores._replay import replay
-from parley.types import (
-    Message,
-    Task,
-    TaskState,
-)
-
-
-class _Done(NamedTuple):
-    """A finished task kept the plain way (``pack`` declined)."""
-
-    json: bytes
-    """Its snapshot's wire JSON."""
-    sequence: int
-    events: list[StoredEvent]
-    touched: float
-    place: Place
-
-
-def _header(record: bytes | _Done) -> tuple[int, int, float, Place]:
-    """The snapshot's sequence, the last event's, when last touched, and the place of a
-    finished task's record."""
-    if isinstance(record, bytes):
-        return header(record)
-    last = record.events[-1].sequence if record.events else 0
-    return record.sequence, last, record.touched, record.place
-
-
-def _snapshot(task_id: str, record: bytes | _Done) -> tuple[Task, int]:
-    if isinstance(record, bytes):
-        return snapshot(task_id, record)
-    return Task.model_validate_json(record.json), record.sequence
-
-
-def _unpack(task_id: str, record: bytes | _Done) -> tuple[bytes, int, list[StoredEvent]]:
-    """The snapshot's JSON, its sequence and the event log of a finished task's record."""
-    if isinstance(record, bytes):
-        return unpack(task_id, record)
-    return record.json, record.sequence, list(record.events)
-
-
-def _packed(
-    task: Task, sequence: int, events: Sequence[StoredEvent], touched: float, filed: float
-) -> bytes | _Done:
-    """The record of a finished task: packed, or else kept as it is."""
-    record = pack(task, sequence, events, touched, filed)
-    if record is not None:
-        return record
-    place = Place(filed, task.status.state, task.context_id)
-    return _Done(task.to_json(), sequence, list(events), touched, place)
+from parley.types import Message, Task, TaskState
 
 
 @dataclass(slots=True)
@@ -136,8 +94,8 @@ class MemoryStore(MemorySide):
         self._context_owners: dict[str, str] = {}
         """context id -> its owner (the first owner recorded for a task of it)."""
         self._tasks: dict[str, _Entry] = {}
-        self._done: dict[str, bytes | _Done] = {}
-        """task id -> the record of a finished task (``_packed``)."""
+        self._done: dict[str, Record] = {}
+        """task id -> the record of a finished task (``record_of``)."""
         self._messages = SentMessages()
         self._index: Index = sorted_index() or TaskIndex()
         """Tasks by last activity, for ``list_tasks``."""
@@ -148,7 +106,7 @@ class MemoryStore(MemorySide):
     def _load(self, task_id: str) -> TaskSnapshot | None:
         record = self._done.get(task_id)
         if record is not None:
-            task, sequence = _snapshot(task_id, record)
+            task, sequence = read_snapshot(task_id, record)
             return TaskSnapshot(task, sequence, self._owners.get(task_id))
         entry = self._tasks.get(task_id)
         if entry is None:
@@ -183,7 +141,7 @@ class MemoryStore(MemorySide):
         if entry is not None:
             return entry.place
         record = self._done.get(task_id)
-        return None if record is None else _header(record)[3]
+        return None if record is None else read_header(record)[3]
 
     def _file(
         self, task_id: str, entry: _Entry, context_id: str, state: TaskState, at: float | None
@@ -220,7 +178,7 @@ class MemoryStore(MemorySide):
         if is_terminal(state):
             del self._tasks[task.id]
             filed = entry.place.filed if entry.place is not None else entry.touched
-            self._done[task.id] = _packed(task, sequence, entry.events, entry.touched, filed)
+            self._done[task.id] = record_of(task, sequence, entry.events, entry.touched, filed)
             return
         entry.snapshot, entry.sequence = encode_task(task, "0.3") or task.to_json(), sequence
 
@@ -232,8 +190,8 @@ class MemoryStore(MemorySide):
         if record is None:
             entry = _Entry()
         else:
-            json, sequence, events = _unpack(task_id, record)
-            _, _, touched, place = _header(record)
+            json, sequence, events = read_log(task_id, record)
+            _, _, touched, place = read_header(record)
             stamp = Task.model_validate_json(json).status.timestamp
             entry = _Entry(json, sequence, events, place.state, touched, place, stamp)
         self._tasks[task_id] = entry
@@ -328,7 +286,7 @@ class MemoryStore(MemorySide):
         if entry is not None:
             return entry.events[-1].sequence if entry.events else 0
         record = self._done.get(task_id)
-        return 0 if record is None else _header(record)[1]
+        return 0 if record is None else read_header(record)[1]
 
     async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
         entry = self._tasks.get(task_id)
@@ -336,7 +294,7 @@ class MemoryStore(MemorySide):
             logged = entry.events
         else:
             record = self._done.get(task_id)
-            logged = [] if record is None else _unpack(task_id, record)[2]
+            logged = [] if record is None else read_log(task_id, record)[2]
         return [stored for stored in logged if stored.sequence > after]
 
     async def last_sequence(self, task_id: str) -> int:
@@ -393,7 +351,9 @@ class MemoryStore(MemorySide):
                 or (is_interrupted(entry.state) and entry.touched < waiting)
             )
         )
-        done_expired = (task_id for task_id, done in self._done.items() if _header(done)[2] < ended)
+        done_expired = (
+            task_id for task_id, done in self._done.items() if read_header(done)[2] < ended
+        )
         expired = list(itertools.islice(itertools.chain(waiting_expired, done_expired), limit))
         for task_id in expired:
             await self.delete(task_id)

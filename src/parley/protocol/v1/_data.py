@@ -105,7 +105,7 @@ def timestamp(text: str) -> str:
     """``text`` (ISO 8601) as RFC 3339 in UTC with a ``Z``, to the microsecond, or the
     nanosecond when it has one (a time makes the round trip through v1.0 unchanged)."""
     if len(text) == 32 and text.endswith("+00:00") and text[10] == "T":
-        return text[:26] + "Z"  # already the core's own form (server/_ids.now)
+        return text[:26] + "Z"  # already the core's own form (server.agent._ids.now)
     moment, fraction = _moment(text)
     return f"{moment.replace(tzinfo=None).isoformat()}.{fraction}Z"
 
