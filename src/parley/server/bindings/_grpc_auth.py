@@ -13,10 +13,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from parley.protocol import A2AError, UnauthenticatedError
-from parley.protocol.protobuf import V1_SERVICE, load_grpc
+from parley.protocol.protobuf import load_grpc
 from parley.server.agent._context import Principal
 from parley.server.auth._auth import Authenticator, Credentials
-from parley.server.bindings._grpc import PRINCIPAL, abort
+from parley.server.bindings._grpc import PRINCIPAL, SERVICES, Service, abort
 
 grpc = load_grpc()
 
@@ -38,13 +38,14 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc,name-def
             handler = await continuation(details)
             if handler is None:
                 return handler
-            v1 = method.startswith(f"/{V1_SERVICE}/")
-            wrapped = self._handlers[method] = self._wrap(handler, v1)
+            named = (s for s in SERVICES if method.startswith(f"/{s.name}/"))
+            service = next(named, SERVICES[0])  # the server serves nothing else
+            wrapped = self._handlers[method] = self._wrap(handler, service)
         return wrapped
 
-    def _wrap(self, handler: Any, v1: bool) -> Any:
+    def _wrap(self, handler: Any, service: Service) -> Any:
         async def authenticate(context: Any) -> Principal:
-            return await self._authenticate(context, v1)
+            return await self._authenticate(context, service)
 
         if handler.unary_stream is not None:
             inner_stream = handler.unary_stream
@@ -77,7 +78,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc,name-def
             response_serializer=handler.response_serializer,
         )
 
-    async def _authenticate(self, context: Any, v1: bool) -> Principal:
+    async def _authenticate(self, context: Any, service: Service) -> Principal:
         metadata = {
             key.lower(): value
             for key, value in context.invocation_metadata() or ()
@@ -89,7 +90,7 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):  # type: ignore[misc,name-def
         try:
             return await self.authenticator.authenticate(credentials)
         except A2AError as error:
-            status = error.v1_grpc_status if v1 else error.grpc_status
+            status = service.status(error)
             if isinstance(error, UnauthenticatedError):
                 challenge = ("www-authenticate", self.authenticator.www_authenticate)
                 await abort(context, error, status, challenge)
