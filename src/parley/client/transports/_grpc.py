@@ -99,7 +99,8 @@ class GRPCTransport:
         **options: Any,
     ) -> None:
         self.url = url
-        self.protocol = V1_0 if protocol == V1_0 else V0_3
+        self._version = _VERSIONS.get(protocol or V0_3, _VERSIONS[V0_3])
+        self.protocol = self._version.protocol
         self.tenant: str | None = options.get("tenant") or None
         """v1.0: the ``tenant`` of every request (the selected interface's)."""
         if tls is None and client_tls is not None:
@@ -137,34 +138,10 @@ class GRPCTransport:
 
     def _rpc(self, operation: Operation) -> RPC:
         """The method of ``operation`` in this transport's protocol version."""
-        if self.protocol == V1_0:
-            from parley.protocol import v1
-
-            v1_op = v1.BY_V1_NAME[operation.name]
-            dialect = v1_dialect(self.tenant)
-            return RPC(
-                f"/{V1_SERVICE}/{v1_op.grpc_method}",
-                v1_op.request,
-                v1_op.response,
-                lambda params: v1.to_proto(v1_op, dialect.request(operation, params), request=True),
-                lambda response: v1.decode_result(v1_op, response),
-            )
-        proto_op = PROTO_OPERATIONS.get(operation.name)
-        if proto_op is None:
-            raise UnsupportedOperationError(
-                f"{operation.grpc_method} is not in A2A 0.3's gRPC service; it needs 1.0"
-            )
-        return RPC(
-            f"/{SERVICE}/{operation.grpc_method}",
-            proto_op.request,
-            proto_op.response,
-            proto_op.params_to_proto,
-            proto_op.result_from_proto,
-        )
+        return self._version.rpc(operation, self.tenant)
 
     def _metadata(self, context: ClientCallContext) -> tuple[tuple[str, str], ...]:
-        metadata = _metadata(context)
-        return (*metadata, ("a2a-version", V1_0)) if self.protocol == V1_0 else metadata
+        return (*_metadata(context), *self._version.metadata)
 
     async def request(
         self, operation: Operation, params: A2AModel | None, context: ClientCallContext
@@ -299,3 +276,49 @@ def _error(error: Any, target: str, position: StreamPosition | None) -> A2AError
     if code == grpc.StatusCode.CANCELLED:
         return ClientError(f"The call to {target} was cancelled: {details}")
     return A2AError.from_grpc_status(code.name)(details or None)
+
+
+def _v0_3_rpc(operation: Operation, tenant: str | None) -> RPC:
+    proto_op = PROTO_OPERATIONS.get(operation.name)
+    if proto_op is None:
+        raise UnsupportedOperationError(
+            f"{operation.grpc_method} is not in A2A 0.3's gRPC service; it needs 1.0"
+        )
+    return RPC(
+        f"/{SERVICE}/{operation.grpc_method}",
+        proto_op.request,
+        proto_op.response,
+        proto_op.params_to_proto,
+        proto_op.result_from_proto,
+    )
+
+
+def _v1_0_rpc(operation: Operation, tenant: str | None) -> RPC:
+    from parley.protocol import v1
+
+    v1_op = v1.BY_V1_NAME[operation.name]
+    dialect = v1_dialect(tenant)
+    return RPC(
+        f"/{V1_SERVICE}/{v1_op.grpc_method}",
+        v1_op.request,
+        v1_op.response,
+        lambda params: v1.to_proto(v1_op, dialect.request(operation, params), request=True),
+        lambda response: v1.decode_result(v1_op, response),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Version:
+    """What one A2A version says about gRPC, for the client: each operation's method, and
+    the metadata every call carries."""
+
+    protocol: str
+    rpc: Callable[[Operation, str | None], RPC]
+    metadata: tuple[tuple[str, str], ...] = ()
+
+
+_VERSIONS = {
+    V0_3: _Version(V0_3, _v0_3_rpc),
+    V1_0: _Version(V1_0, _v1_0_rpc, (("a2a-version", V1_0),)),
+}
+"""Each version the transport speaks; the one it is made for is chosen once."""
