@@ -3,8 +3,12 @@ that shows the request and the answer at fault."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from parley import check
 from parley.check import Status
+from parley.demo import create_demo_app
+from parley.server.push import PushSettings
 from tests.check.broken import FAULTS, BrokenAgent
 
 
@@ -88,3 +92,41 @@ async def test_an_agent_that_declares_security_and_serves_everyone_fails() -> No
     assert "'oauth'" in failed["card.security-schemes"]
     assert "signature" in failed["card.signatures"]
     assert failed["auth.required"] == "without credentials: HTTP 200, not 401"
+
+
+class _NoContentDelete:
+    """parley's demo agent, except that every DELETE answers 204 No Content, no body,
+    whatever the agent answered."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "DELETE":
+            await self.app(scope, receive, send)
+            return
+
+        async def no_content(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(b"content-type", b"application/a2a+json")]
+                await send({"type": "http.response.start", "status": 204, "headers": headers})
+            elif not message.get("more_body"):
+                await send({"type": "http.response.body", "body": b""})
+
+        await self.app(scope, receive, no_content)
+
+
+async def test_a_push_config_delete_without_a_json_body_fails_the_delete_check() -> None:
+    app = create_demo_app(push=PushSettings(allow=["127.0.0.0/8"]))
+    webhook = "http://127.0.0.1:9/a2a-check"
+    async with app.lifespan():
+        right = await check.run(app=app, only=["push.delete-answer"], webhook=webhook)
+        wrong = await check.run(
+            app=_NoContentDelete(app), only=["push.delete-answer"], webhook=webhook
+        )
+    assert [(r.binding, r.status) for r in right.results] == [("HTTP+JSON", Status.passed)]
+    (result,) = wrong.results
+    assert result.status is Status.failed, check.text(wrong)
+    assert result.reason.startswith("the delete answered HTTP 204 with no JSON body")
+    assert "DELETE" in result.evidence[-1].request
+    assert "HTTP 204" in result.evidence[-1].answer

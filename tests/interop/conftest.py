@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.interop.js import js_sdk as js_sdk_install
 from tests.interop.sdk import sdk1_python, sdk_python
 
 
@@ -28,3 +29,9 @@ def sdk() -> Path:
 def sdk1() -> Path:
     """The python of the venv holding the pinned a2a-sdk 1.3 (A2A 1.0)."""
     return sdk1_python()
+
+
+@pytest.fixture(scope="session")
+def js_sdk() -> Path:
+    """The folder of the installed @a2a-js/sdk 1.3 and its echo agent (skips without node)."""
+    return js_sdk_install()

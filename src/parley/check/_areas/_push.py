@@ -7,15 +7,15 @@ import json
 import uuid
 
 from parley.check._areas._tasks import GREETING, a_task
-from parley.check._areas._wire import unknown_task_id
-from parley.check._model import Failed, Level, Needs, Skipped, check
+from parley.check._areas._wire import rest_path, unknown_task_id
+from parley.check._model import REST, V1_0, Failed, Level, Needs, Skipped, check
 from parley.check._probe import Probe
 from parley.protocol import (
     InvalidParamsError,
     PushNotificationNotSupportedError,
     TaskNotFoundError,
 )
-from parley.types import Message, PushNotificationConfig, TaskPushNotificationConfig
+from parley.types import Message, PushNotificationConfig, Task, TaskPushNotificationConfig
 
 _PUSH = "pushNotifications"
 
@@ -38,15 +38,7 @@ def _config(probe: Probe, task_id: str) -> TaskPushNotificationConfig:
 async def configs(probe: Probe) -> None:
     task = await a_task(probe)
     client = await probe.client()
-    try:
-        made = await client.set_push_config(_config(probe, task.id))
-    except InvalidParamsError as error:
-        probe.record("set_push_config", f"InvalidParamsError: {error.message}")
-        raise Skipped(
-            f"the agent refuses the webhook {probe.agent.webhook} ({error.message}); "
-            "give one it accepts (--webhook)"
-        ) from None
-    config_id = made.push_notification_config.id or "a2a-check"
+    config_id = await _set_config(probe, task)
     read = await probe.ok("get_push_config", client.get_push_config(task.id, config_id))
     if read.push_notification_config.url != probe.agent.webhook:
         raise Failed(f"get_push_config answered url {read.push_notification_config.url!r}")
@@ -57,6 +49,45 @@ async def configs(probe: Probe) -> None:
     after = await probe.ok("list_push_configs", client.list_push_configs(task.id))
     if config_id in [c.push_notification_config.id for c in after]:
         raise Failed(f"{config_id!r} is still listed after delete_push_config")
+
+
+async def _set_config(probe: Probe, task: Task) -> str:
+    """Set a push config on ``task``; its id. ``Skipped`` when the webhook is refused."""
+    client = await probe.client()
+    try:
+        made = await client.set_push_config(_config(probe, task.id))
+    except InvalidParamsError as error:
+        probe.record("set_push_config", f"InvalidParamsError: {error.message}")
+        raise Skipped(
+            f"the agent refuses the webhook {probe.agent.webhook} ({error.message}); "
+            "give one it accepts (--webhook)"
+        ) from None
+    return made.push_notification_config.id or "a2a-check"
+
+
+@check(
+    "push.delete-answer",
+    "HTTP+JSON answers a push config delete with a JSON object ({} for its empty result)",
+    Level.should,
+    v10="11.4",
+    needs=Needs(versions=(V1_0,), bindings=(REST,), capability=_PUSH),
+)
+async def delete_answer(probe: Probe) -> None:
+    task = await a_task(probe)
+    config_id = await _set_config(probe, task)
+    verb, path = rest_path(probe, "delete_push_config", id=task.id, config_id=config_id)
+    response = await probe.rest(verb, path)
+    if not response.is_success:
+        raise Failed(f"the delete answered HTTP {response.status_code}")
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        raise Failed(
+            f"the delete answered HTTP {response.status_code} with no JSON body "
+            f"({len(response.content)} bytes); a2a.proto's google.protobuf.Empty is {{}}"
+        ) from None
+    if not isinstance(body, dict):
+        raise Failed(f"the delete answered {type(body).__name__}, not a JSON object")
 
 
 @check(
