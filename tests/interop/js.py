@@ -68,8 +68,11 @@ def _npm_ci(npm: str) -> None:
     if done.returncode == 0:
         return
     shutil.rmtree(INSTALL, ignore_errors=True)
-    if any(code in done.stderr for code in _OFFLINE):
-        pytest.skip(f"npm cannot reach its registry to install @a2a-js/sdk: {done.stderr[-500:]}")
+    said = [line.removeprefix("npm error").strip() for line in done.stderr.splitlines()]
+    unreachable = [line for line in said if any(code in line for code in _OFFLINE)]
+    if unreachable:
+        why = next((line for line in unreachable if "FetchError" in line), unreachable[0])
+        pytest.skip(f"npm cannot reach its registry to install @a2a-js/sdk ({why})")
     raise RuntimeError(f"npm ci for the JavaScript SDK failed:\n{done.stderr[-4000:]}")
 
 
