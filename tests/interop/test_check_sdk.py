@@ -24,7 +24,11 @@ _REST = {
     "envelope.message-id-required": "got 200",
     "envelope.content-type": "text/plain",
 }
-SDK_DEVIATIONS: dict[tuple[str, str], dict[str, str]] = {
+_UNHANDLED = ("unknown exception", "failed: ReadError")
+"""What the SDK's HTTP+JSON server does with an exception its handler does not catch: a
+500 saying "unknown exception", or, now and then, the connection closed unanswered."""
+
+SDK_DEVIATIONS: dict[tuple[str, str], dict[str, str | tuple[str, ...]]] = {
     ("JSONRPC", ""): {
         "envelope.parse-error": "has no id",
         "envelope.content-type": "text/plain",
@@ -44,18 +48,18 @@ SDK_DEVIATIONS: dict[tuple[str, str], dict[str, str]] = {
     ("HTTP+JSON", ""): {
         **_REST,
         "stream.subscribe-not-found": "broke off",
-        "push.not-declared": "unknown exception",
+        "push.not-declared": _UNHANDLED,
     },
     ("HTTP+JSON", "--plain"): {
         **_REST,
         "stream.not-declared": "HTTP 500",
-        "push.not-declared": "unknown exception",
+        "push.not-declared": _UNHANDLED,
     },
     ("HTTP+JSON", "--push"): {
         **_REST,
         "stream.subscribe-not-found": "broke off",
-        "push.configs": "unknown exception",
-        "push.task-not-found": "unknown exception",
+        "push.configs": _UNHANDLED,
+        "push.task-not-found": _UNHANDLED,
     },
     ("GRPC", ""): {
         "envelope.message-id-required": "the call succeeded",
@@ -106,7 +110,8 @@ async def test_the_checks_find_what_a2a_sdk_0_3_does_differently(
     expected = SDK_DEVIATIONS[(binding, option)]
     assert set(found) == set(expected), check.text(report)
     for check_id, why in expected.items():
-        assert why in found[check_id], (check_id, found[check_id])
+        reasons = why if isinstance(why, tuple) else (why,)
+        assert any(reason in found[check_id] for reason in reasons), (check_id, found[check_id])
     assert sum(r.status is Status.passed for r in report.results) >= 10
 
 
