@@ -1,5 +1,5 @@
 """The ``store`` fixture: every Store implementation, each on a real backend, each both
-with ``parley._speedups`` and on the plain path (``plain``)."""
+with ``parley._speedups`` and on the plain path (``plain``), and SQLite in memory."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from tests.stores.databases import postgres_engine, sqlite_url
         "memory-plain",
         "sqlite",
         "sqlite-plain",
+        "sqlite-memory",
         pytest.param("postgresql", marks=pytest.mark.postgres),
         pytest.param("postgresql-plain", marks=pytest.mark.postgres),
     ]
@@ -39,6 +40,10 @@ async def _store(kind: str, tmp_path: Path) -> AsyncIterator[Store]:
         yield MemoryStore()
     elif kind == "sqlite":
         sql = SQLStore(sqlite_url(tmp_path))
+        yield sql
+        await sql.aclose()
+    elif kind == "sqlite-memory":  # the database lives in the engine's one connection
+        sql = SQLStore("sqlite://")
         yield sql
         await sql.aclose()
     else:

@@ -36,6 +36,7 @@ from parley.stores.sql._group import (
     PG_SAVE,
     PG_START,
     PG_TOUCH,
+    AppendMany,
     AppendWrite,
     LeaseWrite,
     SaveWrite,
@@ -91,15 +92,16 @@ def write_batch(parts: tuple[bool, bool, bool, bool]) -> str:
     return "WITH " + ",\n".join(steps) + "\nSELECT task_id FROM new_leases"
 
 
-Write = AppendWrite | SaveWrite | LeaseWrite
+Write = AppendWrite | AppendMany | SaveWrite | LeaseWrite
 
 
 def one_statement(writes: Sequence[Write]) -> bool:
     """Whether ``write_batch`` can write the batch: no lease to take or check, no push
-    delivery to queue, and each task once."""
+    delivery to queue, no appends that must be written all or none, and each task
+    once."""
     seen = set()
     for write in writes:
-        if isinstance(write, LeaseWrite):
+        if not isinstance(write, AppendWrite | SaveWrite):  # a lease, several appends
             return False
         if isinstance(write, AppendWrite):
             if (write.lease is not None and not write.lease.new) or write.outbox:

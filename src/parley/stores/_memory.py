@@ -214,8 +214,12 @@ class MemoryStore(MemorySide):
 
     async def append_many(self, batch: Sequence[Append]) -> None:
         # Every check first, then every change: all or nothing, with no await between.
+        # A task may have several parts: each must follow the one before.
+        last: dict[str, int] = {}
         for part in batch:
-            self._check_append(part.task_id, part.events, part.lease)
+            self._check_append(part.task_id, part.events, part.lease, last.get(part.task_id))
+            if part.events:
+                last[part.task_id] = part.events[-1].sequence
         for part in batch:
             self._append(
                 part.task_id,
@@ -274,11 +278,17 @@ class MemoryStore(MemorySide):
         return True
 
     def _check_append(
-        self, task_id: str, events: Sequence[StoredEvent], lease: Lease | None
+        self,
+        task_id: str,
+        events: Sequence[StoredEvent],
+        lease: Lease | None,
+        last: int | None = None,
     ) -> None:
+        """Refuse an append under a lost lease, or one that does not follow the task's
+        ``last`` sequence number (the stored one when ``None``)."""
         if lease is not None and not self._holds(lease):
             raise LeaseLostError(lost(task_id))
-        if events and events[0].sequence <= self._last(task_id):
+        if events and events[0].sequence <= (self._last(task_id) if last is None else last):
             raise ValueError(duplicate(task_id, events))
 
     def _last(self, task_id: str) -> int:

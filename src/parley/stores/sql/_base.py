@@ -9,11 +9,13 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, event
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.pool import AsyncAdaptedQueuePool
 
 from parley.stores._protocols import StoreInUseError
 from parley.stores.sql._extras import require
+from parley.stores.sql._memory_writer import MemoryWriter
 from parley.stores.sql._migrations import check, upgrade
 from parley.stores.sql._pg_writer import PostgresWriter
 from parley.stores.sql._writer import SQLiteWriter
@@ -47,9 +49,22 @@ def _engine(url: str) -> AsyncEngine:
     require(driver, extra=_EXTRAS[driver])
     if driver != "aiosqlite":
         return create_async_engine(url, pool_pre_ping=True)
+    if _in_memory(make_url(url)):
+        # One connection, which is the database: each transaction has it to itself. (The
+        # default, StaticPool, hands it to every transaction at once, and one's COMMIT or
+        # ROLLBACK would end another's writes half done.)
+        return create_async_engine(
+            url, poolclass=AsyncAdaptedQueuePool, pool_size=1, max_overflow=0
+        )
     engine = create_async_engine(url, connect_args={"timeout": 30})
     event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
     return engine
+
+
+def _in_memory(url: URL) -> bool:
+    """Whether a SQLite URL names a database in memory (``sqlite://``, ``:memory:``, or
+    a URI filename such as ``file:x?mode=memory&uri=true``)."""
+    return not url.database or url.database == ":memory:" or url.query.get("mode") == "memory"
 
 
 def _sqlite_pragmas(connection: Any, record: Any) -> None:
@@ -109,10 +124,11 @@ class SQLBase:
         self._migrate = migrate
         self._ready = False
         self._ready_lock = asyncio.Lock()
-        self.writer = _group_writer(self.engine)
-        """Batches the appends and snapshot saves of concurrent tasks into shared
-        transactions (group commit); ``None`` for an in-memory SQLite database, which the
-        writer's own connection would not see."""
+        self.writer: Writer = _writer(self.engine)
+        """Runs the store's writes (appends, snapshot saves, leases taken): the group
+        writer of SQLite or PostgreSQL, which gathers concurrent tasks' writes into
+        shared transactions (group commit), or, for an in-memory SQLite database, which
+        a connection of its own would not see, ``MemoryWriter`` on the engine's."""
 
     @property
     def is_sqlite(self) -> bool:
@@ -142,20 +158,22 @@ class SQLBase:
 
     async def aclose(self) -> None:
         """Close the connections (and the engine, when the store made it)."""
-        if self.writer is not None:
-            await self.writer.aclose()
+        await self.writer.aclose()
         if self._owns_engine:
             await self.engine.dispose()
 
 
-def _group_writer(engine: AsyncEngine) -> SQLiteWriter | PostgresWriter | None:
+Writer = SQLiteWriter | PostgresWriter | MemoryWriter
+
+
+def _writer(engine: AsyncEngine) -> Writer:
     url = engine.url
     if url.get_backend_name() == "postgresql":
         return PostgresWriter(engine)
     path = _sqlite_file(engine)
     if path is None or path != url.database:
-        return None  # in memory, or a URI filename the writer's own connection would not open
-    return SQLiteWriter(path)
+        return MemoryWriter(engine)  # in memory, or a URI filename a connection of its own
+    return SQLiteWriter(path)  # would not open
 
 
 def _sqlite_file(engine: AsyncEngine) -> str | None:
@@ -163,8 +181,6 @@ def _sqlite_file(engine: AsyncEngine) -> str | None:
     (``:memory:``, or a URI filename such as ``file:x?mode=memory&uri=true``)."""
     url = engine.url
     path = url.database
-    if engine.dialect.name != "sqlite" or not path or path == ":memory:":
-        return None
-    if url.query.get("mode") == "memory":
+    if engine.dialect.name != "sqlite" or not path or _in_memory(url):
         return None
     return path.removeprefix("file:") if url.query.get("uri") == "true" else path

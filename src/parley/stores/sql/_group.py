@@ -1,10 +1,10 @@
-"""The hot writes of ``SQLStore`` for the group writers (``_writer`` for SQLite,
-``_pg_writer`` for PostgreSQL): append a task's events (checking its lease), save its
-snapshot.
+"""The writes of ``SQLStore`` for its writer (``_writer`` for SQLite, ``_pg_writer`` for
+PostgreSQL): append a task's events (checking its lease), several tasks' appends all or
+none, save a task's snapshot, take a lease.
 
-They do what ``_store._append`` and ``SQLStore.save`` do through SQLAlchemy, with the
-same statements compiled once, at import, for ``sqlite3`` and for asyncpg; the contract
-test runs them on both databases.
+They are the store's one write path: the statements are SQLAlchemy Core, compiled once,
+at import, for ``sqlite3`` and for asyncpg; the contract test runs them on both
+databases.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from sqlalchemy.dialects.postgresql import asyncpg
 from parley.stores._protocols import Lease, LeaseLostError, OutboxEntry, StoredEvent, lost
 from parley.stores._protocols import duplicate as _duplicate
 from parley.stores.sql._schema import events, leases, outbox, tasks
-from parley.stores.sql._writer import Statement
+from parley.stores.sql._writer import Executes, Statement
 
 
 def later_touched(new: Any) -> Any:
@@ -131,6 +131,12 @@ PG_LAST_SEQUENCES = (
     f"WHERE {events.c.task_id.name} = ANY($1::text[]) GROUP BY {events.c.task_id.name}"
 )
 """The last stored sequence number of each task (none: no events yet)."""
+PG_LOGGED = (
+    f"SELECT {events.c.task_id.name}, {events.c.sequence.name} FROM {events.name} "
+    f"WHERE ({events.c.task_id.name}, {events.c.sequence.name}) IN "
+    "(SELECT * FROM unnest($1::text[], $2::int[]))"
+)
+"""Which of the events ``$1``/``$2`` (task ids, sequence numbers) are logged already."""
 PG_LEASES = (
     f"SELECT {leases.c.task_id.name}, {leases.c.token.name} FROM {leases.name} "
     f"WHERE {leases.c.task_id.name} = ANY($1::text[]) FOR SHARE"
@@ -207,7 +213,7 @@ class AppendWrite:
         self.release = release and lease is not None
         self.outbox = [_outbox_row(entry) for entry in outbox] if outbox else []
 
-    def __call__(self, connection: sqlite3.Connection) -> None:
+    def __call__(self, connection: Executes) -> None:
         lease = self.lease
         if lease is not None:
             row = connection.execute(
@@ -248,6 +254,22 @@ class AppendWrite:
         return self.touch["state"] is not None or self.events[0][1] == 1
 
 
+class AppendMany:
+    """Several appends written all or none (``SQLStore.append_many``): one write to the
+    group writers, so when a shared transaction fails and each write runs again alone,
+    its parts stay together. SQLite runs the parts in order (each checks its own lease);
+    PostgreSQL's writer writes them with the rest of its batch, kind by kind."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts: Sequence[AppendWrite]) -> None:
+        self.parts = parts
+
+    def __call__(self, connection: Executes) -> None:
+        for part in self.parts:
+            part(connection)
+
+
 def _outbox_row(entry: OutboxEntry) -> tuple[Any, ...]:
     """An outbox entry's row, its columns in ``_OUTBOX_COLUMNS``' order (``created``: now,
     when the entry has none)."""
@@ -280,7 +302,7 @@ class LeaseWrite:
     def __init__(self, values: dict[str, Any]) -> None:
         self.values = values
 
-    def __call__(self, connection: sqlite3.Connection) -> tuple[int, float] | None:
+    def __call__(self, connection: Executes) -> tuple[int, float] | None:
         row = connection.execute(ACQUIRE.sql, ACQUIRE.parameters(self.values)).fetchone()
         return None if row is None else (int(row[0]), float(row[1]))
 
@@ -293,5 +315,5 @@ class SaveWrite:
     def __init__(self, values: dict[str, Any]) -> None:
         self.values = values
 
-    def __call__(self, connection: sqlite3.Connection) -> None:
+    def __call__(self, connection: Executes) -> None:
         connection.execute(SAVE_TASK.sql, SAVE_TASK.parameters(self.values))

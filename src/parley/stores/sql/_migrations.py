@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from dataclasses import dataclass
 
 from alembic import command
@@ -68,9 +70,20 @@ async def pending(engine: AsyncEngine) -> tuple[str | None, list[Migration]]:
         return await connection.run_sync(_pending)
 
 
+_upgrading: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+"""The upgrades of an event loop take turns: alembic keeps the context of the migration
+it runs in a module global, and two stores opening one new SQLite file together would
+both find it empty."""
+
+
 async def upgrade(engine: AsyncEngine) -> str:
-    """Bring the database to the newest schema; returns its revision. Idempotent."""
-    async with engine.begin() as connection:
+    """Bring the database to the newest schema; returns its revision. Idempotent.
+    Upgrades take turns: in this event loop (``_upgrading``), and on PostgreSQL across
+    processes (an advisory lock)."""
+    lock = _upgrading.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+    async with lock, engine.begin() as connection:
         await connection.run_sync(_upgrade)
     return head()
 

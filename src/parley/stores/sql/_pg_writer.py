@@ -3,15 +3,15 @@ asyncpg directly.
 
 Theory of operation
 -------------------
-``submit`` queues a write (``AppendWrite``, ``SaveWrite`` or ``LeaseWrite``, from
-``_group``) and waits. A *drain* takes everything queued, writes it in one transaction
-with one statement per kind (every lease taken, one lease check for all leased appends,
-every event row, every task-row touch that changes the row, every snapshot, every
-release), commits, and only then ends each caller's wait; then it takes what was queued
-meanwhile, until the queue is empty. It holds one connection of the engine's pool
-throughout, so a busy writer pays one checkout for many batches, and keeps it for
-``linger`` seconds after the queue empties, for the next write: a checkout pings the
-server (three round trips with asyncpg: BEGIN, a statement, ROLLBACK) and the return
+``submit`` queues a write (``AppendWrite``, ``AppendMany``, ``SaveWrite`` or
+``LeaseWrite``, from ``_group``) and waits. A *drain* takes everything queued, writes it
+in one transaction with one statement per kind (every lease taken, one lease check for
+all leased appends, every event row, every task-row touch that changes the row, every
+snapshot, every release), commits, and only then ends each caller's wait; then it takes
+what was queued meanwhile, until the queue is empty. It holds one connection of the
+engine's pool throughout, so a busy writer pays one checkout for many batches, and keeps
+it for ``linger`` seconds after the queue empties, for the next write: a checkout pings
+the server (three round trips with asyncpg: BEGIN, a statement, ROLLBACK) and the return
 rolls back (one more), which at one send at a time was most of a send's round trips.
 
 A commit waits for PostgreSQL to flush its WAL (milliseconds on a real disk), so up to
@@ -37,7 +37,8 @@ round trip, not ``BEGIN``, a statement per kind and ``COMMIT``.
 
 If the shared transaction (or statement) fails, each write of the batch runs again in
 a transaction of its own, so each caller gets its own result (``ValueError`` for a
-repeated sequence number, ``LeaseLostError`` for a lost lease). If the connection
+repeated sequence number, ``LeaseLostError`` for a lost lease); an ``AppendMany`` is one
+write, its parts written together or not at all. If the connection
 fails, the batch's callers get the error and the drain gives the connection up.
 """
 
@@ -45,6 +46,7 @@ from __future__ import annotations
 
 import asyncio
 import weakref
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -58,10 +60,12 @@ from parley.stores.sql._group import (
     PG_INSERT_OUTBOX,
     PG_LAST_SEQUENCES,
     PG_LEASES,
+    PG_LOGGED,
     PG_NEW_LEASES,
     PG_RELEASE,
     PG_SAVE,
     PG_TOUCH,
+    AppendMany,
     AppendWrite,
     LeaseWrite,
     SaveWrite,
@@ -70,7 +74,7 @@ from parley.stores.sql._group import (
 if TYPE_CHECKING:
     from parley.telemetry import Telemetry
 
-Write = AppendWrite | SaveWrite | LeaseWrite
+Write = AppendWrite | AppendMany | SaveWrite | LeaseWrite
 Batch = list[tuple[Write, "asyncio.Future[Any]"]]
 
 CONNECTIONS = 4
@@ -283,7 +287,7 @@ async def _commit(raw: Any, batch: Batch) -> None:
         if raw.is_closed():
             raise
         if len(batch) == 1 and not at_once:  # the statement's plain inserts: see _speedups
-            _finish(batch[0][1], _translated(error, batch[0][0]))
+            _finish(batch[0][1], await _translated(raw, error, batch[0][0]))
             return
         for write, future in batch:
             try:
@@ -292,7 +296,7 @@ async def _commit(raw: Any, batch: Batch) -> None:
             except Exception as alone:
                 if raw.is_closed():
                     raise
-                _finish(future, _translated(alone, write))
+                _finish(future, await _translated(raw, alone, write))
             else:
                 _finish(future, None, alone_taken.get(write))
         return
@@ -308,7 +312,7 @@ async def _apply(raw: Any, writes: list[Write]) -> dict[Write, Any]:
     """Write the batch; returns what each ``LeaseWrite`` took."""
     acquires = [write for write in writes if isinstance(write, LeaseWrite)]
     taken = await _acquire(raw, acquires) if acquires else {}
-    appends = [write for write in writes if isinstance(write, AppendWrite)]
+    appends = [part for write in writes for part in _appends(write)]
     new = [write for write in appends if write.lease is not None and write.lease.new]
     if new:
         await _store_new_leases(raw, new)
@@ -382,9 +386,38 @@ async def _store_new_leases(raw: Any, appends: list[AppendWrite]) -> None:
             raise LeaseLostError(lost(lease.task_id))
 
 
-def _translated(error: Exception, write: Write) -> Exception:
-    if isinstance(write, AppendWrite) and type(error).__name__ == "UniqueViolationError":
+def _appends(write: Write) -> Sequence[AppendWrite]:
+    """The appends a write makes: its parts, for an ``AppendMany``."""
+    if isinstance(write, AppendWrite):
+        return (write,)
+    return write.parts if isinstance(write, AppendMany) else ()
+
+
+async def _translated(raw: Any, error: Exception, write: Write) -> Exception:
+    """The error a write's caller gets: ``ValueError`` naming the task and the event
+    numbers for a sequence number already logged (for an ``AppendMany``, the first part
+    with one logged before, found by asking, or by a part before it)."""
+    if type(error).__name__ != "UniqueViolationError":
+        return error
+    if isinstance(write, AppendWrite):
         return ValueError(_duplicate(write.task_id, write.logged))
+    if isinstance(write, AppendMany):
+        logged = [(part, stored) for part in write.parts for stored in part.logged]
+        found = set(
+            map(
+                tuple,
+                await raw.fetch(
+                    PG_LOGGED,
+                    [part.task_id for part, _ in logged],
+                    [stored.sequence for _, stored in logged],
+                ),
+            )
+        )
+        for part in write.parts:  # logged before, or by a part before it
+            keys = [(part.task_id, stored.sequence) for stored in part.logged]
+            if any(key in found for key in keys):
+                return ValueError(_duplicate(part.task_id, part.logged))
+            found.update(keys)
     return error
 
 

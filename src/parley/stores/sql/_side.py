@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Sequence
 from typing import Any
 
-from sqlalchemy import Row, case, delete, exists, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Row, delete, exists, select, update
 
 from parley.stores._protocols import Lease, OutboxEntry
 from parley.stores.sql._base import SQLBase, insert
@@ -167,28 +165,12 @@ class SQLSide(SQLBase):
     # -- leases ----------------------------------------------------------------------
 
     async def acquire_lease(self, task_id: str, holder: str, ttl: float) -> Lease | None:
-        engine = await self._connect()
-        now = time.time()
-        if self.writer is not None:  # one statement, in the next group commit
-            values = {"task_id": task_id, "holder": holder, "expires": now + ttl, "now": now}
-            taken = await self.writer.submit(LeaseWrite(values))
-            return None if taken is None else Lease(task_id, holder, *taken)
-        async with engine.begin() as connection:
-            take = insert(connection, leases).values(
-                task_id=task_id, holder=holder, token=1, expires=now + ttl
-            )
-            mine = (leases.c.holder == take.excluded.holder) & (leases.c.expires > now)
-            take = take.on_conflict_do_update(
-                index_elements=[leases.c.task_id],
-                set_={
-                    "holder": take.excluded.holder,
-                    "token": case((mine, leases.c.token), else_=leases.c.token + 1),
-                    "expires": take.excluded.expires,
-                },
-                where=(leases.c.expires <= now) | (leases.c.holder == take.excluded.holder),
-            ).returning(leases.c.token, leases.c.expires)
-            row = (await connection.execute(take)).first()
-        return None if row is None else Lease(task_id, holder, row.token, row.expires)
+        if not self._ready:
+            await self._connect()
+        now = time.time()  # one statement, in the writer's next batch
+        values = {"task_id": task_id, "holder": holder, "expires": now + ttl, "now": now}
+        taken = await self.writer.submit(LeaseWrite(values))
+        return None if taken is None else Lease(task_id, holder, *taken)
 
     async def renew_leases(self, holder: str, ttl: float) -> set[str]:
         engine = await self._connect()
@@ -217,47 +199,6 @@ class SQLSide(SQLBase):
         async with engine.connect() as connection:
             row = (await connection.execute(query)).first()
         return None if row is None else Lease(task_id, row.holder, row.token, row.expires)
-
-
-async def fenced(
-    connection: AsyncConnection, held: Sequence[Lease], released: Collection[str] = ()
-) -> str | None:
-    """The id of the first task whose lease in ``held`` no longer holds it, or ``None``;
-    locks the lease rows (PostgreSQL) so none changes hands before the transaction ends.
-    A new lease (``Lease.new``) is stored, or does not hold if the task has one; one
-    given up by the same write (its task in ``released``) is not stored, only checked."""
-    given_up = [lease.task_id for lease in held if lease.new and lease.task_id in released]
-    if given_up:
-        query = select(leases.c.task_id).where(leases.c.task_id.in_(given_up)).limit(1)
-        taken: str | None = (await connection.execute(query)).scalar()
-        if taken is not None:
-            return taken
-    new = [lease for lease in held if lease.new and lease.task_id not in released]
-    if new:  # stored now, unless the task has a lease already
-        rows = [
-            {"task_id": x.task_id, "holder": x.holder, "token": x.token, "expires": x.expires}
-            for x in new
-        ]
-        store = insert(connection, leases).values(rows).on_conflict_do_nothing()
-        stored = {
-            task_id for (task_id,) in await connection.execute(store.returning(leases.c.task_id))
-        }
-        for lease in new:
-            if lease.task_id not in stored:
-                return lease.task_id
-    held = [lease for lease in held if not lease.new]
-    if not held:
-        return None
-    query = select(leases.c.task_id, leases.c.token).where(
-        leases.c.task_id.in_([lease.task_id for lease in held])
-    )
-    if connection.dialect.name == "postgresql":
-        query = query.with_for_update(read=True)
-    tokens = {task_id: token for task_id, token in await connection.execute(query)}
-    for lease in held:
-        if tokens.get(lease.task_id) != lease.token:
-            return lease.task_id
-    return None
 
 
 def _entry(row: Row[Any]) -> OutboxEntry:

@@ -4,13 +4,12 @@ configs, outbox and leases in ``_side``)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from pydantic import TypeAdapter
 from sqlalchemy import and_, delete, func, or_, select, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from parley._speedups import encode_task
@@ -18,7 +17,6 @@ from parley.protocol import ACTIVE_STATES
 from parley.stores._protocols import (
     Append,
     Lease,
-    LeaseLostError,
     OutboxEntry,
     SentMessage,
     StoredEvent,
@@ -26,28 +24,18 @@ from parley.stores._protocols import (
     TaskQuery,
     TaskSnapshot,
     context_of,
-    lost,
     status_time,
 )
-from parley.stores._protocols import duplicate as _duplicate
 from parley.stores._replay import replay
 from parley.stores.sql import _expire
 from parley.stores.sql._base import insert
-from parley.stores.sql._group import AppendWrite, SaveWrite, later_touched, starts_log
-from parley.stores.sql._schema import events, leases, outbox, sent_messages, tasks
-from parley.stores.sql._side import SQLSide, fenced
-from parley.stores.sql._writer import SQLiteWriter
+from parley.stores.sql._group import AppendMany, AppendWrite, SaveWrite, starts_log
+from parley.stores.sql._pg_writer import PostgresWriter
+from parley.stores.sql._schema import events, sent_messages, tasks
+from parley.stores.sql._side import SQLSide
 from parley.types import Event, Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent
 
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
-
-
-def _upsert_task(
-    connection: AsyncConnection, values: dict[str, Any], changed: Callable[[Any], dict[str, Any]]
-) -> Any:
-    """INSERT the task row, or UPDATE the columns ``changed(excluded)`` names."""
-    upsert = insert(connection, tasks).values(values)
-    return upsert.on_conflict_do_update(index_elements=[tasks.c.id], set_=changed(upsert.excluded))
 
 
 _STATUSED = (TaskStatusUpdateEvent, Task)
@@ -118,12 +106,9 @@ class SQLStore(SQLSide):
         return owner
 
     async def save(self, task: Task, sequence: int, *, owner: str | None = None) -> None:
-        engine = await self._connect()
-        if self.writer is not None:
-            await self.writer.submit(SaveWrite(_save_values(task, sequence, owner)))
-            return
-        async with engine.begin() as connection:
-            await _save(connection, task, sequence, owner)
+        if not self._ready:
+            await self._connect()
+        await self.writer.submit(SaveWrite(_save_values(task, sequence, owner)))
 
     async def append(
         self,
@@ -136,36 +121,54 @@ class SQLStore(SQLSide):
         release: bool = False,
         owner: str | None = None,
     ) -> None:
-        writer = self.writer
-        if writer is None:  # an in-memory SQLite database: the SQLAlchemy way
-            part = Append(task_id, events, outbox, lease, snapshot, release, owner)
-            await self.append_many((part,))
-            return
         if not (events or outbox or lease is not None or snapshot is not None):
             return
         if not self._ready:
             await self._connect()
-        touch = _touch_values(task_id, events, owner)
-        saved = None
-        # SQLite: an append that starts the log touches the row, no snapshot (``starts_log``)
-        if snapshot is not None and not (starts_log(events) and isinstance(writer, SQLiteWriter)):
-            sequence = events[-1].sequence if events else 0
-            saved = _save_values(snapshot, sequence, owner, touch["touched"])
-        await writer.submit(AppendWrite(task_id, events, touch, lease, saved, release, outbox))
+        write = self._append_write(task_id, events, outbox, lease, snapshot, release, owner)
+        await self.writer.submit(write)
 
     async def append_many(self, batch: Sequence[Append]) -> None:
-        batch = [p for p in batch if p.events or p.outbox or p.lease or p.snapshot]
-        if not batch:
+        parts = [
+            self._append_write(
+                part.task_id,
+                part.events,
+                part.outbox,
+                part.lease,
+                part.snapshot,
+                part.release,
+                part.owner,
+            )
+            for part in batch
+            if part.events or part.outbox or part.lease is not None or part.snapshot is not None
+        ]
+        if not parts:
             return
-        engine = await self._connect()
-        async with engine.begin() as connection:
-            held = [p.lease for p in batch if p.lease is not None]
-            released = {p.task_id for p in batch if p.release and p.lease is not None}
-            lost_task = await fenced(connection, held, released)
-            if lost_task is not None:
-                raise LeaseLostError(lost(lost_task))
-            for part in batch:
-                await _append(connection, part)
+        if not self._ready:
+            await self._connect()
+        await self.writer.submit(AppendMany(parts))
+
+    def _append_write(
+        self,
+        task_id: str,
+        events: Sequence[StoredEvent],
+        outbox: Sequence[OutboxEntry],
+        lease: Lease | None,
+        snapshot: Task | None,
+        release: bool,
+        owner: str | None,
+    ) -> AppendWrite:
+        """One task's append, serialized for the writer. On SQLite an append that starts
+        the log touches the task row without its snapshot (``starts_log``); PostgreSQL's
+        writer decides that itself."""
+        touch = _touch_values(task_id, events, owner)
+        saved = None
+        if snapshot is not None and not (
+            starts_log(events) and not isinstance(self.writer, PostgresWriter)
+        ):
+            sequence = events[-1].sequence if events else 0
+            saved = _save_values(snapshot, sequence, owner, touch["touched"])
+        return AppendWrite(task_id, events, touch, lease, saved, release, outbox)
 
     async def events(self, task_id: str, after: int = 0) -> list[StoredEvent]:
         engine = await self._connect()
@@ -294,78 +297,6 @@ def _save_values(
         "touched": max(status_time(task.status), touched),
         "owner": owner,
     }
-
-
-async def _save(
-    connection: AsyncConnection,
-    task: Task,
-    sequence: int,
-    owner: str | None = None,
-    touched: float = 0.0,
-) -> None:
-    values = _save_values(task, sequence, owner, touched)
-
-    def changed(new: Any) -> dict[str, Any]:
-        kept = {k: new[k] for k in values if k not in ("id", "owner")}
-        kept["touched"] = later_touched(new)
-        return {**kept, "owner": func.coalesce(new.owner, tasks.c.owner)}
-
-    await connection.execute(_upsert_task(connection, values, changed))
-
-
-async def _append(connection: AsyncConnection, part: Append) -> None:
-    task_id, logged = part.task_id, part.events
-    if logged:
-        rows = [
-            {"task_id": task_id, "sequence": s.sequence, "event": s.to_json().decode()}
-            for s in logged
-        ]
-        try:
-            await connection.execute(events.insert(), rows)
-        except IntegrityError:
-            raise ValueError(_duplicate(task_id, logged)) from None
-    if part.snapshot is not None:
-        touched = _touch_values(task_id, logged, part.owner)["touched"]
-        sequence = logged[-1].sequence if logged else 0
-        await _save(connection, part.snapshot, sequence, part.owner, touched)
-    elif logged:
-        values = _touch_values(task_id, logged, part.owner)
-        await connection.execute(
-            _upsert_task(
-                connection,
-                values,
-                lambda new: {
-                    "touched": later_touched(new),
-                    "state": func.coalesce(new.state, tasks.c.state),
-                    "context_id": func.coalesce(tasks.c.context_id, new.context_id),
-                    "owner": func.coalesce(tasks.c.owner, new.owner),
-                },
-            )
-        )
-    if part.release and part.lease is not None and not part.lease.new:  # new: not stored
-        await connection.execute(
-            update(leases)
-            .where(leases.c.task_id == task_id, leases.c.token == part.lease.token)
-            .values(expires=0.0)
-        )
-    if part.outbox:
-        written = time.time()
-        await connection.execute(
-            outbox.insert(),
-            [
-                {
-                    "task_id": entry.task_id,
-                    "config_id": entry.config_id,
-                    "sequence": entry.sequence,
-                    "payload": entry.payload,
-                    "attempts": entry.attempts,
-                    "due": entry.due,
-                    "created": entry.created or written,
-                    "traceparent": entry.traceparent,
-                }
-                for entry in part.outbox
-            ],
-        )
 
 
 def _list_filters(query: TaskQuery) -> list[Any]:

@@ -77,7 +77,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy.dialects import sqlite
 
@@ -86,6 +86,15 @@ if TYPE_CHECKING:
 
 Write = Callable[[sqlite3.Connection], Any]
 """One caller's write: runs in ``flush``, inside the batch's transaction."""
+
+
+class Executes(Protocol):
+    """What the store's writes (``_group``) use of a ``sqlite3`` connection: a
+    ``sqlite3.Connection`` itself, or ``_memory_writer``'s view of an engine's."""
+
+    def execute(self, sql: str, parameters: Any = (), /) -> Any: ...
+
+    def executemany(self, sql: str, rows: Any, /) -> Any: ...
 
 
 @dataclass(frozen=True, slots=True)
