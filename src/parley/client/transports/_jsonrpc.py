@@ -60,13 +60,12 @@ class JSONRPCTransport(HTTPBinding):
         **options: Any,
     ) -> None:
         super().__init__(url, http_client, timeouts)
-        if dialect is None and protocol == V1_0:
-            dialect = v1_dialect(options.get("tenant"))
-        self.dialect: JSONRPCDialect = dialect or V0_3_CODEC
-        self.protocol = V1_0 if protocol == V1_0 else V0_3
+        self.protocol = protocol if protocol in _VERSIONS else V0_3
         """The A2A version this transport speaks."""
-        self.version: dict[str, str] = {"A2A-Version": V1_0} if protocol == V1_0 else {}
-        """The ``A2A-Version`` header of every request (v1.0.1 §3.6.1; none for 0.3)."""
+        dialect_of, self.version = _VERSIONS[self.protocol]
+        """``version``: the ``A2A-Version`` header of every request (v1.0.1 §3.6.1; none
+        for 0.3)."""
+        self.dialect: JSONRPCDialect = dialect or dialect_of(options.get("tenant"))
         self._ids = itertools.count(1)
 
     async def request(
@@ -182,6 +181,12 @@ class _V0_3:
 
 
 V0_3_CODEC: JSONRPCDialect = _V0_3()
+
+_VERSIONS: dict[str, tuple[Callable[[str | None], JSONRPCDialect], dict[str, str]]] = {
+    V0_3: (lambda tenant: V0_3_CODEC, {}),
+    V1_0: (v1_dialect, {"A2A-Version": V1_0}),
+}
+"""Each version's dialect (made for a tenant) and the headers of its every request."""
 
 
 def unwrap(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from pydantic_core import to_json
@@ -130,11 +130,17 @@ def _payload(task: Task, config_id: str, version: str, shapes: dict[str, str]) -
     shape = "early" if config_id == PUSH_CONFIG_ID else version
     made = shapes.get(shape)
     if made is None:
-        if shape == "early":
-            made = task_to_early(task).to_json().decode()
-        elif shape == V1_0:
-            made = to_json(event_to_v1(task)).decode()
-        else:
-            made = task.to_json().decode()
-        shapes[shape] = made
+        made = shapes[shape] = _SHAPES.get(shape, _v0_3_payload)(task)
     return made
+
+
+def _v0_3_payload(task: Task) -> str:
+    return task.to_json().decode()
+
+
+_SHAPES: dict[str, Callable[[Task], str]] = {
+    "early": lambda task: task_to_early(task).to_json().decode(),
+    V1_0: lambda task: to_json(event_to_v1(task)).decode(),
+}
+"""The payload of a config set in each version (v0.3's, ``_v0_3_payload``, for any
+other), and of the 2025-early dialect's config."""
