@@ -1,5 +1,5 @@
 """A text chunk's event made without validating (``built_text_chunk``) and its wire JSON
-made from its text's JSON (``chunk_json``): the validated event and the serialiser's
+made from its text's JSON (``encode_chunk``): the validated event and the serialiser's
 bytes, byte for byte (the store and every stream send it)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from parley._speedups._chunks import built_text_chunk, chunk_json
+from parley._speedups._chunks import built_text_chunk, encode_chunk
 from parley.types import (
     A2AModel,
     Artifact,
@@ -38,7 +38,7 @@ def text_chunk(
 
 def _json(event: TaskArtifactUpdateEvent) -> bytes:
     """The event's JSON as the store and the streams write it: written, or serialised."""
-    return chunk_json(event) or A2AModel.to_json(event)
+    return encode_chunk(event) or A2AModel.to_json(event)
 
 
 def _serialised(event: TaskArtifactUpdateEvent) -> bytes:
@@ -70,7 +70,7 @@ def test_a_chunks_json_is_the_serialisers(
     )
     assert event == expected
     assert _as_made(event) == _as_made(_validated(*ids, text, name, append, last_chunk))
-    assert chunk_json(event) == _serialised(expected)  # (no lone surrogates: see below)
+    assert encode_chunk(event) == _serialised(expected)  # (no lone surrogates: see below)
 
 
 def _validated(

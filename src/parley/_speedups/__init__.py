@@ -29,7 +29,8 @@ the layer it serves and below), and ``protocol``, ``stores`` and ``server`` call
 entries (tests/test_layers.py).
 
 The switch: with ``PARLEY_SPEEDUPS=0`` in the environment every entry declines and the
-plain path runs (``read_models_plainly`` does nothing); ``use(False)`` does the same at
+plain path runs (the entries called on every request check it themselves rather than
+through a wrapper here) (``read_models_plainly`` does nothing); ``use(False)`` does the same at
 run time (the tests run the store contract and the JSON writers both ways). A record the
 memory store packed stays readable after the switch, whichever way it is set.
 """
@@ -38,13 +39,15 @@ from __future__ import annotations
 
 import os
 
-from parley._speedups import _copies, _ids, _switch
-from parley._speedups._chunks import built_text_chunk, chunk_json
+from parley._speedups import _switch
+from parley._speedups._chunks import built_text_chunk, encode_chunk
+from parley._speedups._copies import with_ids
 from parley._speedups._getattr import read_models_plainly
+from parley._speedups._ids import made_time, new_id, new_ordered_id, timestamp
 from parley._speedups._switch import enabled, use
 from parley._speedups._v03_json import task_json
 from parley._speedups._v1_json import NOT_WRITTEN, written_task
-from parley.types import Message, Task, TaskArtifactUpdateEvent
+from parley.types import Task
 
 __all__ = [
     "built_text_chunk",
@@ -76,37 +79,3 @@ def encode_task(task: Task, version: str, head: str = "") -> bytes | None:
         return written_task(task, head)
     except NOT_WRITTEN:  # a value the writer writes, or refuses, itself
         return None
-
-
-def encode_chunk(event: TaskArtifactUpdateEvent) -> bytes | None:
-    """A plain text chunk's v0.3 wire JSON (one text part, an id, maybe a name, flags),
-    or ``None``: the caller serialises it the plain way."""
-    return chunk_json(event) if _switch.on else None
-
-
-def new_id() -> str | None:
-    """A fresh random (version 4) UUID's text, or ``None``: the caller makes one."""
-    return _ids.take() if _switch.on else None
-
-
-def new_ordered_id() -> str | None:
-    """A fresh time-ordered (version 7) UUID's text, or ``None``: the caller makes one."""
-    return _ids.take_ordered() if _switch.on else None
-
-
-def timestamp(moment: int) -> str | None:
-    """The ISO 8601 text (UTC, to the microsecond, ``+00:00``) of ``moment`` (epoch
-    microseconds), or ``None``: the caller formats it."""
-    return _ids.timestamp(moment) if _switch.on else None
-
-
-def made_time(stamp: str) -> float | None:
-    """The epoch seconds of ``stamp`` when ``timestamp`` made it lately (the float
-    ``datetime.fromisoformat(stamp).timestamp()`` gives), or ``None``: the caller parses."""
-    return _ids.made_time(stamp) if _switch.on else None
-
-
-def with_ids(message: Message, task_id: str, context_id: str) -> Message | None:
-    """``message.copied(task_id=task_id, context_id=context_id)``, made faster, or
-    ``None``: the caller copies it so."""
-    return _copies.message_with_ids(message, task_id, context_id) if _switch.on else None

@@ -3,7 +3,7 @@
 A streaming agent yields its answer chunk by chunk, each an artifact update that the
 store writes and every stream sends. ``built_text_chunk`` makes the three models as
 validation would leave them, without validating, for values of the exact types the
-fields take (``types.text_chunk`` validates); ``chunk_json`` writes a plain chunk's JSON
+fields take (``types.text_chunk`` validates); ``encode_chunk`` writes a plain chunk's JSON
 from its text's, the rest encoded once per artifact (``A2AModel.to_json`` serialises).
 """
 
@@ -98,40 +98,20 @@ whole: the chunks of one artifact come one after another (a stream's batch, a st
 write)."""
 
 
-def chunk_json(event: TaskArtifactUpdateEvent) -> bytes | None:
-    """``event``'s v0.3 wire JSON when it is a plain chunk of text (``_plain``): the JSON
+def encode_chunk(event: TaskArtifactUpdateEvent) -> bytes | None:
+    """``event``'s v0.3 wire JSON when it is a plain chunk of text (below): the JSON
     of its text put into the rest, which is encoded once for all the chunks of an
     artifact; serialising each event costs several times as much. The serialiser's bytes,
     byte for byte (tests/speedups/test_chunks.py holds it to that): the fields in the
     order of the models, no ``None``. ``None`` for any other event, and for a text no JSON
-    can hold (a lone surrogate: the serialiser refuses it)."""
-    if not _plain(event):
-        return None
-    artifact = event.artifact
-    ids = (event.task_id, event.context_id, artifact.artifact_id)
-    known, head = _last_head[0]
-    try:
-        if ids != known:
-            head = _TEXT_CHUNK % tuple(map(to_json, ids))
-            _last_head[0] = (ids, head)
-        name = artifact.name
-        return b"%s%s}]%s}%s%s}" % (
-            head,
-            to_json(artifact.parts[0].text),  # type: ignore[union-attr]
-            b"" if name is None else b',"name":%s' % to_json(name),
-            _APPEND[event.append],
-            _LAST_CHUNK[event.last_chunk],
-        )
-    except ValueError:
-        return None
+    can hold (a lone surrogate: the serialiser refuses it), or when the seam is off.
 
-
-def _plain(event: TaskArtifactUpdateEvent) -> bool:
-    """Whether ``event`` is a text chunk and nothing more, each value of its field's own
-    type: an artifact of one text part, with an id and maybe a name, and flags."""
+    A plain chunk is a text chunk and nothing more, each value of its field's own type:
+    an artifact of one text part, with an id and maybe a name, and flags."""
     artifact, append, last = event.artifact, event.append, event.last_chunk
     if (
-        type(event) is not TaskArtifactUpdateEvent
+        not _switch.on
+        or type(event) is not TaskArtifactUpdateEvent
         or event.kind != "artifact-update"
         or event.metadata is not None
         or type(event.task_id) is not str
@@ -145,14 +125,31 @@ def _plain(event: TaskArtifactUpdateEvent) -> bool:
         or not (append is None or append is True or append is False)
         or not (last is None or last is True or last is False)
     ):
-        return False
+        return None
     parts = artifact.parts
     if type(parts) is not list or len(parts) != 1:
-        return False
+        return None
     part = parts[0]
-    return (
-        type(part) is TextPart
-        and part.metadata is None
-        and part.kind == "text"
-        and type(part.text) is str
-    )
+    if (
+        type(part) is not TextPart
+        or part.metadata is not None
+        or part.kind != "text"
+        or type(part.text) is not str
+    ):
+        return None
+    ids = (event.task_id, event.context_id, artifact.artifact_id)
+    known, head = _last_head[0]
+    try:
+        if ids != known:
+            head = _TEXT_CHUNK % tuple(map(to_json, ids))
+            _last_head[0] = (ids, head)
+        name = artifact.name
+        return b"%s%s}]%s}%s%s}" % (
+            head,
+            to_json(part.text),
+            b"" if name is None else b',"name":%s' % to_json(name),
+            _APPEND[append],
+            _LAST_CHUNK[last],
+        )
+    except ValueError:
+        return None

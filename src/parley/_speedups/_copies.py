@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from parley._speedups import _switch
 from parley.types import Message
 from parley.types._base import made
 
 _IDS = frozenset(("task_id", "context_id"))
 
 
-def message_with_ids(message: Message, task_id: str, context_id: str) -> Message:
+def with_ids(message: Message, task_id: str, context_id: str) -> Message | None:
     """``message.copied(task_id=task_id, context_id=context_id)`` without the keywords'
-    dict, its ``update`` and the view of its keys."""
+    dict, its ``update`` and the view of its keys; ``None`` when the seam is off."""
+    if not _switch.on:
+        return None
     state = message.__dict__.copy()
     state["task_id"] = task_id
     state["context_id"] = context_id

@@ -1,9 +1,9 @@
 """Ids and timestamps made cheaply: the server makes several per request.
 
-``take`` gives version 4 UUIDs from the operating system's secure random source, read
+``new_id`` gives version 4 UUIDs from the operating system's secure random source, read
 4 KiB at a time rather than 16 bytes per id, and laid out as text 256 ids at a time by
 a few slice assignments (each id is then one slice of that text); a forked child starts
-a pool of its own, so two processes never hand out the same ids. ``take_ordered`` gives
+a pool of its own, so two processes never hand out the same ids. ``new_ordered_id`` gives
 version 7 UUIDs whose random tail comes from the same pool, the time's text made once
 per millisecond. ``timestamp`` formats the date and time once per second and only the
 microseconds per call (three digits at a time, from a table), and keeps the epoch
@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime
 from time import time_ns
+
+from parley._speedups import _switch
 
 _POOL_BYTES = 4096
 _POOL_TEXT = _POOL_BYTES // 16 * 36
@@ -74,13 +76,27 @@ _pool = _Pool()
 os.register_at_fork(after_in_child=_pool.reset)
 
 
-take = _pool.take
+def new_id() -> str | None:
+    """A fresh random (version 4) UUID, as text: the next of the pool's ids; ``None``
+    when the seam is off."""
+    if not _switch.on:
+        return None
+    pool = _pool
+    at = pool.at
+    if at == _POOL_TEXT:
+        pool.refill()
+        at = 0
+    pool.at = at + 36
+    return pool.ids[at : at + 36]
 
 
-def take_ordered() -> str:
+def new_ordered_id() -> str | None:
     """A fresh time-ordered (version 7) UUID, as text: 48 bits of Unix time in
-    milliseconds, then random bits from the same pool as ``take`` (the tail of its next
-    id, after the version digit: ``xxx-Vxxx-xxxxxxxxxxxx``)."""
+    milliseconds, then random bits from the same pool as ``new_id`` (the tail of its next
+    id, after the version digit: ``xxx-Vxxx-xxxxxxxxxxxx``); ``None`` when the seam is
+    off."""
+    if not _switch.on:
+        return None
     pool = _pool
     at = pool.at
     if at == _POOL_TEXT:
@@ -120,8 +136,11 @@ class _Clock:
 _clock = _Clock()
 
 
-def timestamp(moment: int) -> str:
-    """The ISO 8601 text (UTC, microseconds) of ``moment``, epoch microseconds."""
+def timestamp(moment: int) -> str | None:
+    """The ISO 8601 text (UTC, microseconds) of ``moment``, epoch microseconds; ``None``
+    when the seam is off."""
+    if not _switch.on:
+        return None
     clock = _clock
     second = moment // 1_000_000
     if second != clock.second:
@@ -135,5 +154,6 @@ def timestamp(moment: int) -> str:
 
 
 def made_time(stamp: str) -> float | None:
-    """The epoch seconds of ``stamp`` if ``timestamp`` made it lately, else ``None``."""
-    return _made.get(stamp)
+    """The epoch seconds of ``stamp`` if ``timestamp`` made it lately, else ``None``
+    (always, when the seam is off)."""
+    return _made.get(stamp) if _switch.on else None

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from enum import Enum
+from enum import StrEnum
 from typing import Final
 
 from parley.protocol import InvalidParamsError
@@ -32,7 +32,7 @@ from parley.stores import Lease
 from parley.types import Message, Task
 
 
-class Phase(Enum):
+class Phase(StrEnum):
     """Whether a run here works on a live task."""
 
     IDLE = "idle"
@@ -43,7 +43,7 @@ class Phase(Enum):
     """A store write failed or another process took the task over: not served here."""
 
 
-class Move(Enum):
+class Move(StrEnum):
     BEGIN = "begin"
     """A run takes the slot."""
     END = "end"

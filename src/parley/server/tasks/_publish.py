@@ -117,7 +117,7 @@ class Publisher:
             # with no task yet, ``first`` is a Task or a Message (see above); asked as
             # the Task it usually is: a model's isinstance that fails is slow
             if live.task is None and not isinstance(first, Task):
-                fits(live, first, None)
+                check_fits(live.task_id, live.context_id, first, None)
                 if live.turn is not None:
                     live.turn.end()
                 sequence = live.log.append(first)  # a direct reply: no task, nothing to store
@@ -213,9 +213,11 @@ class Publisher:
         sequence = live.log.last_sequence
         for event in events:
             try:
-                fits(live, event, task)
+                check_fits(live.task_id, live.context_id, event, task)
             except InvalidAgentResponseError as error:
                 return task, False, error
+            if task is None:
+                begun(live, event)
             sequence += 1
             stored = StoredEvent(sequence, event)
             batch.append(stored)
@@ -309,9 +311,11 @@ def _fold(
     sequence = live.log.last_sequence
     for event in events:
         try:
-            fits(live, event, task)
+            check_fits(live.task_id, live.context_id, event, task)
         except InvalidAgentResponseError as error:
             return task, False, error
+        if task is None:
+            begun(live, event)
         sequence += 1
         batch.append(StoredEvent(sequence, event))
         task = apply(task, event)
@@ -321,11 +325,11 @@ def _fold(
     return task, False, None
 
 
-def fits(live: LiveTask, event: Event, task: Task | None) -> None:
-    """``check_fits`` for ``live``; gives a new task the message it began with."""
-    check_fits(live.task_id, live.context_id, event, task)
+def begun(live: LiveTask, event: Event) -> None:
+    """Give a new task the message it began with: its first event, when that is the
+    ``Task`` (with no history of its own)."""
     message = live.pending_user_message
-    if task is None and message is not None and isinstance(event, Task) and not event.history:
+    if message is not None and isinstance(event, Task) and not event.history:
         # set as ``copied`` sets fields: pydantic's ``__setattr__`` costs more
         event.__dict__["history"] = [message]
         event.__pydantic_fields_set__.add("history")
