@@ -5,7 +5,6 @@ between requests, ``_http.request_headers``)."""
 
 from __future__ import annotations
 
-from dataclasses import fields
 from typing import Any
 
 import httpx
@@ -13,7 +12,6 @@ import pytest
 
 from parley.server import CallContext, EventSink, Principal, RequestContext, create_app
 from parley.server._card import FORWARDED
-from parley.server.agent._context import plain_call
 from parley.server.bindings import _http
 from tests.server.agents import ScriptedAgent, card
 
@@ -90,8 +88,8 @@ _PLAIN = [(b"host", b"agent.test:81"), (b"content-type", b"application/json")]
 def test_a_call_is_what_from_headers_makes_of_its_headers(
     headers: list[tuple[bytes, bytes]], user: Principal | None
 ) -> None:
-    """The common call (no user, extensions or ``Last-Event-ID``) is made apart from the
-    others (``plain_call``): the same call, every field set."""
+    """Every call's context is what ``CallContext.from_headers`` makes of its headers and
+    user, the base URL the request's own."""
     scope: dict[str, Any] = {
         "type": "http",
         "scheme": "http",
@@ -106,13 +104,3 @@ def test_a_call_is_what_from_headers_makes_of_its_headers(
     base = "http://agent.test:81/agent" if headers else "http://10.0.0.1:80/agent"
     assert call == CallContext.from_headers(decoded, base_url=base, principal=user)
     assert call.base_url == base
-
-
-def test_a_plain_call_sets_every_field_as_the_dataclass_would() -> None:
-    headers = {"host": "agent.test"}
-    call = plain_call(headers, "http://agent.test")
-    made = CallContext(headers=headers, base_url="http://agent.test")
-    assert [getattr(call, field.name) for field in fields(CallContext)] == [
-        getattr(made, field.name) for field in fields(CallContext)
-    ]
-    assert call.state is not plain_call(headers, None).state  # each call its own

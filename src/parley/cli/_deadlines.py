@@ -68,6 +68,19 @@ class _Deadline:
         self.protocol = protocol
         self.stage: Stage | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.waiting: Stage | None = None
+        """The part of the request still to arrive, as the parser last said (``settle``
+        times it)."""
+
+    def settle(self) -> None:
+        """After a read: time the part of the request still to arrive, if any. A request
+        whose head and body came in the read it began in never needs a timer."""
+        waiting = self.waiting
+        if waiting is None:
+            if self.timer is not None:
+                self.release()
+        elif waiting != self.stage:
+            self.arm(waiting)
 
     def arm(self, stage: Stage) -> None:
         self.release()
@@ -123,26 +136,31 @@ def _httptools_protocol() -> type[asyncio.Protocol]:
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class TimedHttpToolsProtocol(HttpToolsProtocol):
-        """uvicorn's httptools protocol with request deadlines (the parser's callbacks
-        say when a request begins, when its head is in, and when all of it is)."""
+        """uvicorn's httptools protocol with request deadlines: the parser's callbacks
+        say when a request begins, when its head is in, and when all of it is, and after
+        each read the part still to arrive is timed."""
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self.deadline = _Deadline(self)
             super().connection_made(transport)
+            self.deadline.waiting = "head"
             self.deadline.arm("head")
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            self.deadline.settle()
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            if self.deadline.stage is None:
-                self.deadline.arm("head")
+            self.deadline.waiting = "head"
 
         def on_headers_complete(self) -> None:
             super().on_headers_complete()
-            self.deadline.arm("body")  # released at once by on_message_complete if none
+            self.deadline.waiting = "body"
 
         def on_message_complete(self) -> None:
             super().on_message_complete()
-            self.deadline.release()
+            self.deadline.waiting = None
 
         def connection_lost(self, exc: Exception | None) -> None:
             self.deadline.release()

@@ -96,27 +96,6 @@ class CallContext:
         )
 
 
-_new = object.__new__
-
-
-def plain_call(headers: Mapping[str, str], base_url: str | None) -> CallContext:
-    """``CallContext.from_headers(headers, base_url=base_url)`` of a call with no user and
-    no ``X-A2A-Extensions`` or ``Last-Event-ID`` header, as nearly every call is: its
-    slots set here rather than through the dataclass's ``__init__`` (a class call and its
-    keyword handling). Sets every field: a field added above is added here."""
-    call = _new(CallContext)
-    call.headers = headers
-    call.user = None
-    call.principal = None
-    call.requested_extensions = NO_EXTENSIONS
-    call.last_event_id = None
-    call.state = {}
-    call.base_url = base_url
-    call.protocol_version = "0.3"
-    call.tenant = None
-    return call
-
-
 @dataclass(slots=True)
 class RequestContext:
     """Everything an agent run gets to know about the message it is handling."""

@@ -21,7 +21,7 @@ from parley.protocol._operations import MAX_REQUEST_SIZE
 from parley.protocol._rest import read_json as read_json  # what the bindings parse with
 from parley.protocol._versions import requested_version
 from parley.server._card import entity_tag, request_base
-from parley.server.agent._context import CallContext, Principal, plain_call
+from parley.server.agent._context import CallContext, Principal
 from parley.server.tasks._events import LogReader
 from parley.stores import StoredEvent
 from parley.types import Event
@@ -220,13 +220,11 @@ def call_context(scope: Scope, headers: dict[str, str]) -> CallContext:
     """The transport facts of an HTTP call: headers, extensions, ``Last-Event-ID``
     (``headers``: ``request_headers(scope)``)."""
     user = scope.get("user")
-    if user is None and "x-a2a-extensions" not in headers and "last-event-id" not in headers:
-        return plain_call(headers, request_base(scope, headers))  # the common call
     return CallContext.from_headers(
         headers,
-        user=getattr(user, "display_name", None) if user is not None else None,
-        base_url=request_base(scope, headers),
-        principal=user if isinstance(user, Principal) else None,
+        None if user is None else getattr(user, "display_name", None),
+        request_base(scope, headers),
+        user if isinstance(user, Principal) else None,
     )
 
 
