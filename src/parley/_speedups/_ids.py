@@ -79,15 +79,7 @@ os.register_at_fork(after_in_child=_pool.reset)
 def new_id() -> str | None:
     """A fresh random (version 4) UUID, as text: the next of the pool's ids; ``None``
     when the seam is off."""
-    if not _switch.on:
-        return None
-    pool = _pool
-    at = pool.at
-    if at == _POOL_TEXT:
-        pool.refill()
-        at = 0
-    pool.at = at + 36
-    return pool.ids[at : at + 36]
+    return _pool.take() if _switch.on else None
 
 
 def new_ordered_id() -> str | None:
@@ -98,11 +90,7 @@ def new_ordered_id() -> str | None:
     if not _switch.on:
         return None
     pool = _pool
-    at = pool.at
-    if at == _POOL_TEXT:
-        pool.refill()
-        at = 0
-    pool.at = at + 36
+    tail = pool.take()[15:]  # after the version digit
     millisecond = time_ns() // 1_000_000
     if millisecond != pool.millisecond:
         pool.millisecond = millisecond
@@ -110,7 +98,7 @@ def new_ordered_id() -> str | None:
         if top != pool.top:
             pool.top, pool.high = top, f"{top:08x}-"
         pool.stamp = pool.high + _HEX[millisecond >> 8 & 0xFF] + _HEX[millisecond & 0xFF] + "-7"
-    return pool.stamp + pool.ids[at + 15 : at + 36]
+    return pool.stamp + tail
 
 
 _MADE_KEPT = 256
