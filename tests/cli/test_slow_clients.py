@@ -48,20 +48,28 @@ async def trickle(address: tuple[str, int], at_once: bytes, slowly: bytes) -> tu
     while: what the server sent before it closed, and after how many seconds."""
     reader, writer = await asyncio.open_connection(*address)
     started = time.monotonic()
+    chunks: list[bytes] = []
 
     async def feed() -> None:
         writer.write(at_once)
         for byte in slowly:
             await writer.drain()
             await asyncio.sleep(EVERY)
+            if reader.at_eof():  # closed: a byte now would be answered by a reset
+                return
             writer.write(bytes([byte]))
+
+    async def read() -> None:  # kept chunk by chunk: a reset loses nothing read before
+        while chunk := await reader.read(65536):
+            chunks.append(chunk)
 
     feeding = asyncio.create_task(feed())
     try:
-        received = await asyncio.wait_for(reader.read(), CLOSED_WITHIN + 5)
+        await asyncio.wait_for(read(), CLOSED_WITHIN + 5)
     except ConnectionResetError:
-        received = b""
+        pass
     finally:
+        received = b"".join(chunks)
         took = time.monotonic() - started
         feeding.cancel()
         await asyncio.gather(feeding, return_exceptions=True)  # a write to a closed peer
