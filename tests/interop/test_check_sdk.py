@@ -108,6 +108,10 @@ async def test_the_checks_find_what_a2a_sdk_0_3_does_differently(
     assert [(s.version, s.binding) for s in report.surfaces] == [("0.3", binding)]
     found = {check_id: reason for (check_id, _), reason in _failures(report).items()}
     expected = SDK_DEVIATIONS[(binding, option)]
+    # now and then its HTTP+JSON server closes the connection on a cancel it refuses
+    sometimes = {"tasks.cancel-ended"} if binding == "HTTP+JSON" else set()
+    if "tasks.cancel-ended" in found and "tasks.cancel-ended" in sometimes:
+        assert "failed: ReadError" in found.pop("tasks.cancel-ended")
     assert set(found) == set(expected), check.text(report)
     for check_id, why in expected.items():
         reasons = why if isinstance(why, tuple) else (why,)
